@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes shared by every subcommand (DESIGN.md §2).
+const (
+	exitOK       = 0
+	exitProblems = 1 // lint findings at or above --fail-on, failed tests, invalid config
+	exitUsage    = 2 // usage or I/O error
+)
+
+// exitError carries an exit code out of a subcommand. A nil Err means the
+// command already printed what it had to say.
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// problems returns an error that makes paged exit 1 without printing more.
+func problems() error { return &exitError{Code: exitProblems} }
+
+// usageError makes paged exit 2 with the message.
+func usageError(format string, args ...any) error {
+	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// env is what every subcommand gets: the streams, the context and the
+// environment, so commands run the same in a process and in testscript.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// cli is the whole command line. Each subcommand is defined in its own file.
+type cli struct {
+	Run         runCmd         `cmd:"" help:"Run the alerting daemon."`
+	Demo        demoCmd        `cmd:"" help:"Run a self-contained demo: simulator, embedded engine and console alerts."`
+	Lint        lintCmd        `cmd:"" help:"Lint rule files."`
+	Test        testCmd        `cmd:"" help:"Run rule unit tests (promtool test rules format)."`
+	Backtest    backtestCmd    `cmd:"" help:"Replay alert rules over past data."`
+	Simulate    simulateCmd    `cmd:"" help:"Serve /metrics of a simulated LLM inference server."`
+	CheckConfig checkConfigCmd `cmd:"" name:"check-config" help:"Validate a paged.yaml configuration file."`
+	NotifyTest  notifyTestCmd  `cmd:"" name:"notify-test" help:"Send a sample alert to a receiver."`
+	Version     versionCmd     `cmd:"" help:"Print the version."`
+}
+
+// Main runs paged with args and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c cli
+	exited := -1
+	parser, err := kong.New(&c,
+		kong.Name("paged"),
+		kong.Description("Alerting for LLM inference servers."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exited = code; panic(kongExit{}) }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "paged:", err)
+		return exitUsage
+	}
+	var kctx *kong.Context
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(kongExit); !ok {
+					panic(r)
+				}
+			}
+		}()
+		kctx, err = parser.Parse(args)
+	}()
+	if exited >= 0 {
+		// --help exits 0; kong reports usage errors through err below.
+		return exited
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "paged:", err)
+		return exitUsage
+	}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	err = kctx.Run(e)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintln(stderr, "paged:", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(stderr, "paged:", err)
+	return exitUsage
+}
+
+type kongExit struct{}
+
+// notBuilt is what a subcommand that does not exist yet returns.
+func notBuilt(name string) error {
+	return usageError("%s: not built yet", name)
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type versionCmd struct{}
+
+func (c *versionCmd) Run(e *env) error {
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "paged %s%s %s/%s %s\n", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	return nil
+}

@@ -1,0 +1,245 @@
+// Package testbin finds and starts the real binaries that integration tests
+// run against (Debian's prometheus, promtool, prometheus-alertmanager,
+// amtool, chromium) on free loopback ports, and locates the shared corpus.
+//
+// A missing binary fails the test when CI is set and skips it elsewhere, with
+// a message that says how to install it.
+package testbin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Debian package that provides each binary, for the install hint.
+var packages = map[string]string{
+	"prometheus":              "prometheus",
+	"promtool":                "prometheus",
+	"prometheus-alertmanager": "prometheus-alertmanager",
+	"amtool":                  "prometheus-alertmanager",
+	"chromium":                "chromium",
+}
+
+// Require returns the path of the named binary. When it is missing the test
+// fails if the CI environment variable is set, and is skipped otherwise.
+func Require(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	pkg := packages[name]
+	if pkg == "" {
+		pkg = name
+	}
+	msg := fmt.Sprintf("%s not found on PATH; install it with: apt-get install -y %s (or run scripts/test.sh, which does)", name, pkg)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// RepoRoot returns the root of the paged module (the folder with go.mod).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate testbin source")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// SharedDir returns the shared folder (corpus and fixtures). It comes from
+// PAGED_SHARED, which the README's test command sets; when that is set and
+// the folder is missing the test fails. When it is unset, ../shared beside
+// the repository is used if present; otherwise the test fails under CI and
+// is skipped elsewhere.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("PAGED_SHARED"); d != "" {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			t.Fatalf("PAGED_SHARED=%s is not a directory", d)
+		}
+		return d
+	}
+	d := filepath.Join(RepoRoot(t), "..", "shared")
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return d
+	}
+	msg := "shared corpus not found: set PAGED_SHARED to the shared/ folder (scripts/test.sh does)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// Process is a started binary. Its output is kept for failure messages.
+type Process struct {
+	Addr string // host:port it listens on
+	URL  string // http://Addr
+	Dir  string // its working/data directory
+
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+// Output returns what the process printed so far.
+func (p *Process) Output() string { return p.out.String() }
+
+// Stop kills the process and waits for it. It is safe to call twice.
+func (p *Process) Stop() {
+	if p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Start runs the binary with args, waits until GET readyPath on addr answers
+// 200, and stops it in t.Cleanup.
+func Start(t testing.TB, bin, dir, addr, readyPath string, args ...string) *Process {
+	t.Helper()
+	p := &Process{Addr: addr, URL: "http://" + addr, Dir: dir, out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir = dir
+	p.cmd.Stdout = p.out
+	p.cmd.Stderr = p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.Stop)
+	if err := WaitReady(context.Background(), p.URL+readyPath, 30*time.Second, p.done); err != nil {
+		t.Fatalf("%s did not become ready: %v\noutput:\n%s", filepath.Base(bin), err, p.Output())
+	}
+	return p
+}
+
+// WaitReady polls url until it answers 200, the timeout passes or exited is
+// closed. It is for external processes only, whose readiness no clock in
+// the test can drive.
+func WaitReady(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("process exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// StartPrometheus writes config to a temp dir and starts Debian's prometheus
+// on a free loopback port with lifecycle endpoints enabled. Extra args are
+// appended (for example "--storage.tsdb.retention.time=1d").
+func StartPrometheus(t testing.TB, config string, extra ...string) *Process {
+	t.Helper()
+	bin := Require(t, "prometheus")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	args := append([]string{
+		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--web.enable-lifecycle",
+		"--log.level=warn",
+	}, extra...)
+	return Start(t, bin, dir, addr, "/-/ready", args...)
+}
+
+// StartAlertmanager writes config to a temp dir and starts Debian's
+// prometheus-alertmanager on a free loopback port, clustering off.
+func StartAlertmanager(t testing.TB, config string, extra ...string) *Process {
+	t.Helper()
+	bin := Require(t, "prometheus-alertmanager")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	args := append([]string{
+		"--config.file=" + filepath.Join(dir, "alertmanager.yml"),
+		"--storage.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--cluster.listen-address=",
+		"--log.level=warn",
+	}, extra...)
+	return Start(t, bin, dir, addr, "/-/ready", args...)
+}
+
+// Port returns the port of a host:port address.
+func Port(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

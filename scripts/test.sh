@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The test command of the README: installs what the tests need when it is
+# missing (Debian's prometheus, promtool, alertmanager, amtool), points the
+# tests at the shared corpus and runs every Go test.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+
+need=()
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+if [ "${#need[@]}" -gt 0 ]; then
+	echo "installing Debian packages: ${need[*]}"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+export PAGED_SHARED="${PAGED_SHARED:-$here/../shared}"
+if [ ! -d "$PAGED_SHARED" ]; then
+	echo "shared corpus not found at $PAGED_SHARED (set PAGED_SHARED)" >&2
+	exit 2
+fi
+
+go vet ./...
+go test -count=1 "$@" ./...
