@@ -1,6 +1,148 @@
 package main
 
-// lintCmd is a placeholder until its issue lands.
-type lintCmd struct{}
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
 
-func (c *lintCmd) Run(e *env) error { return notBuilt("lint") }
+	"github.com/pagedhq/paged/rules"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+type lintCmd struct {
+	Format              string   `help:"Output format: text, json, github or sarif." default:"text" enum:"text,json,github,sarif"`
+	FailOn              string   `name:"fail-on" help:"Exit 1 when a finding is at or above this severity: error, warning or info." default:"error" enum:"error,warning,info"`
+	Config              string   `help:"Lint configuration file (default: .paged-lint.yaml in the current directory, if present)." type:"path"`
+	Prometheus          string   `help:"Also run live checks against this Prometheus (the series each selector uses exist)." placeholder:"URL"`
+	CheckLinks          bool     `name:"check-links" help:"Send HTTP HEAD to absolute runbook links."`
+	Disable             []string `help:"Disable a check or an area of checks (repeatable)." placeholder:"CHECK"`
+	IgnoreUnknownFields bool     `name:"ignore-unknown-fields" help:"Accept keys Prometheus does not know."`
+	EnableFeature       []string `name:"enable-feature" help:"PromQL features, as promtool's flag: promql-experimental-functions, promql-binop-fill-modifiers, promql-unquoted-utf8-names." placeholder:"FEATURE"`
+	ListChecks          bool     `name:"list-checks" help:"List the checks and exit."`
+	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
+}
+
+func (c *lintCmd) Run(e *env) error {
+	if c.ListChecks {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		for _, ch := range rules.Checks() {
+			online := ""
+			if ch.Online {
+				online = " (needs --prometheus)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\n", ch.Name, ch.Severity, ch.Help, online)
+		}
+		return tw.Flush()
+	}
+	if len(c.Paths) == 0 {
+		return usageError("lint: give at least one rule file, directory or glob")
+	}
+	failOn, err := rules.ParseSeverity(c.FailOn)
+	if err != nil {
+		return usageError("lint: --fail-on: %v", err)
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return usageError("lint: %v", err)
+	}
+	popts := parser.Options{}
+	for _, f := range c.EnableFeature {
+		for o := range strings.SplitSeq(f, ",") {
+			switch strings.TrimSpace(o) {
+			case "promql-experimental-functions":
+				popts.EnableExperimentalFunctions = true
+			case "promql-binop-fill-modifiers":
+				popts.EnableBinopFillModifiers = true
+			case "promql-unquoted-utf8-names":
+				popts.EnableUnquotedUTF8Names = true
+			case "promql-duration-expr", "promql-extended-range-selectors", "":
+				// Always on.
+			default:
+				return usageError("lint: unknown feature %q", o)
+			}
+		}
+	}
+	paths, err := rules.ExpandPaths(c.Paths)
+	if err != nil {
+		return usageError("lint: %v", err)
+	}
+	if c.Prometheus != "" {
+		api, err := rules.NewPrometheusAPI(c.Prometheus)
+		if err != nil {
+			return usageError("lint: --prometheus: %v", err)
+		}
+		cfg.Prometheus = api
+	}
+	opts := rules.ParseOptions{IgnoreUnknownFields: c.IgnoreUnknownFields, Parser: parser.NewParser(popts)}
+	var files []*rules.File
+	byPath := map[string]*rules.File{}
+	for _, p := range paths {
+		f, err := rules.ReadFile(p, opts)
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+		}
+		files = append(files, f)
+		byPath[f.Path] = f
+	}
+	findings := rules.Lint(files, cfg)
+	src := func(path string, line int) string {
+		if f := byPath[path]; f != nil {
+			return f.Line(line)
+		}
+		return ""
+	}
+	color := c.Format == rules.FormatText && useColor(e)
+	if err := rules.WriteFindings(e.stdout, c.Format, findings, src, color); err != nil {
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	for _, f := range findings {
+		if f.Severity >= failOn {
+			return problems()
+		}
+	}
+	return nil
+}
+
+func (c *lintCmd) loadConfig() (*rules.Config, error) {
+	cfg := rules.DefaultConfig()
+	path := c.Config
+	if path == "" {
+		if _, err := os.Stat(".paged-lint.yaml"); err == nil {
+			path = ".paged-lint.yaml"
+		}
+	}
+	if path != "" {
+		var err error
+		cfg, err = rules.LoadConfig(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("config %s: file not found", path)
+			}
+			return nil, err
+		}
+	}
+	cfg.Disabled = append(cfg.Disabled, c.Disable...)
+	cfg.CheckLinks = c.CheckLinks
+	return cfg, nil
+}
+
+// useColor: colour only on a terminal and never with NO_COLOR set.
+func useColor(e *env) bool {
+	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
+		return false
+	}
+	return isTerminal(e.stdout)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,75 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/prometheus/prometheus/promql/parser/posrange"
+	"go.yaml.in/yaml/v3"
+)
+
+// Check is one lint check. A check looks at one rule, one group or one file;
+// set the function for the scope it works at. Checks are immutable values
+// listed in the registry (registry.go).
+type Check struct {
+	Name     string   // "promql/counter": area/name
+	Help     string   // one sentence for `paged lint --list-checks` and docs
+	Severity Severity // default severity, overridable in .paged-lint.yaml
+	// Online checks need a live Prometheus (--prometheus URL).
+	Online bool
+
+	Rule  func(p *Pass, r *Rule)
+	Group func(p *Pass, g *Group)
+	File  func(p *Pass, f *File)
+}
+
+// Pass is what a check gets while it runs: the file, the configuration and
+// a way to report.
+type Pass struct {
+	File   *File
+	Config *Config
+	check  *Check
+	out    *[]Finding
+	group  *Group
+	rule   *Rule
+}
+
+// Report records a finding at rng with the check's configured severity.
+func (p *Pass) Report(rng Range, format string, args ...any) {
+	p.ReportSeverity(p.Config.severity(p.check), rng, format, args...)
+}
+
+// ReportSeverity records a finding with an explicit severity (for checks
+// whose findings differ in weight). A configured override still wins.
+func (p *Pass) ReportSeverity(sev Severity, rng Range, format string, args ...any) {
+	if s, ok := p.Config.Severity[p.check.Name]; ok {
+		sev = s
+	}
+	f := Finding{
+		Path:     p.File.Path,
+		Range:    rng,
+		Severity: sev,
+		Check:    p.check.Name,
+		Message:  fmt.Sprintf(format, args...),
+	}
+	if p.group != nil {
+		f.Group = p.group.Name.Value
+	}
+	if p.rule != nil {
+		f.Rule = p.rule.Name()
+		if p.rule.Group != nil {
+			f.Group = p.rule.Group.Name.Value
+		}
+	}
+	*p.out = append(*p.out, f)
+}
+
+// ReportNode reports at a YAML node.
+func (p *Pass) ReportNode(n *yaml.Node, format string, args ...any) {
+	p.Report(p.File.NodeRange(n), format, args...)
+}
+
+// ReportExpr reports at a position range inside a rule's expression, as
+// the PromQL parser gives it on every AST node (node.PositionRange()).
+func (p *Pass) ReportExpr(r *Rule, pr posrange.PositionRange, format string, args ...any) {
+	p.Report(p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)), format, args...)
+}

@@ -1,0 +1,180 @@
+package rules
+
+import (
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Lint runs every enabled check on the files and returns the findings of
+// the loader and the checks, sorted, with the ones silenced by comments
+// removed. It collects everything in one pass and never stops early.
+func Lint(files []*File, cfg *Config) []Finding {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	var out []Finding
+	for _, f := range files {
+		out = append(out, lintFile(f, cfg)...)
+	}
+	SortFindings(out)
+	return out
+}
+
+func lintFile(f *File, cfg *Config) []Finding {
+	var found []Finding
+	loaderChecks := map[string]*Check{}
+	for _, ch := range Checks() {
+		if ch.Rule == nil && ch.Group == nil && ch.File == nil {
+			loaderChecks[ch.Name] = ch
+		}
+	}
+	for _, p := range f.Problems {
+		if ch, ok := loaderChecks[p.Check]; ok {
+			if matchesAny(cfg.Disabled, ch.Name) {
+				continue
+			}
+			if s, ok := cfg.Severity[ch.Name]; ok {
+				p.Severity = s
+			}
+		}
+		found = append(found, p)
+	}
+	for _, ch := range Checks() {
+		if !cfg.Enabled(ch) {
+			continue
+		}
+		p := &Pass{File: f, Config: cfg, check: ch, out: &found}
+		if ch.File != nil {
+			ch.File(p, f)
+		}
+		for _, g := range f.Groups {
+			if ch.Group != nil {
+				p.group, p.rule = g, nil
+				ch.Group(p, g)
+			}
+			if ch.Rule != nil {
+				for _, r := range g.Rules {
+					p.group, p.rule = g, r
+					ch.Rule(p, r)
+				}
+			}
+		}
+	}
+	return applyDirectives(f, found)
+}
+
+var directiveRe = regexp.MustCompile(`paged:(disable-file|disable)\s+([^#]*)`)
+
+// directives are the checks silenced by comments: "# paged:disable CHECK"
+// on the lines just above a rule or at the end of its first line, and
+// "# paged:disable-file CHECK" anywhere.
+type directives struct {
+	file  []string
+	rules []ruleSpan
+}
+
+type ruleSpan struct {
+	start, end int
+	checks     []string
+}
+
+func parseDirectives(f *File) directives {
+	var d directives
+	if !strings.Contains(string(f.Content), "paged:disable") {
+		return d
+	}
+	for i := 1; i <= f.index.lines(); i++ {
+		line := f.index.line(i)
+		if !strings.Contains(line, "paged:disable-file") {
+			continue
+		}
+		for _, m := range directiveRe.FindAllStringSubmatch(commentPart(line), -1) {
+			if m[1] == "disable-file" {
+				d.file = append(d.file, splitChecks(m[2])...)
+			}
+		}
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			span := ruleSpan{start: r.Node.Line, end: nodeEndLine(r.Node)}
+			collect := func(line string) {
+				for _, m := range directiveRe.FindAllStringSubmatch(commentPart(line), -1) {
+					if m[1] == "disable" {
+						span.checks = append(span.checks, splitChecks(m[2])...)
+					}
+				}
+			}
+			collect(f.index.line(span.start))
+			for l := span.start - 1; l >= 1; l-- {
+				t := strings.TrimSpace(f.index.line(l))
+				if !strings.HasPrefix(t, "#") {
+					break
+				}
+				collect(t)
+			}
+			if len(span.checks) > 0 {
+				d.rules = append(d.rules, span)
+			}
+		}
+	}
+	return d
+}
+
+// commentPart returns the text after the first # that starts a comment.
+func commentPart(line string) string {
+	inS, inD := false, false
+	for i, c := range line {
+		switch {
+		case c == '\'' && !inD:
+			inS = !inS
+		case c == '"' && !inS:
+			inD = !inD
+		case c == '#' && !inS && !inD && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return line[i:]
+		}
+	}
+	return ""
+}
+
+func splitChecks(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+}
+
+func nodeEndLine(n *yaml.Node) int {
+	end := n.Line
+	for _, c := range n.Content {
+		if l := nodeEndLine(c); l > end {
+			end = l
+		}
+	}
+	if n.Kind == yaml.ScalarNode && (n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle) {
+		end += strings.Count(n.Value, "\n")
+	}
+	return end
+}
+
+func applyDirectives(f *File, found []Finding) []Finding {
+	d := parseDirectives(f)
+	if len(d.file) == 0 && len(d.rules) == 0 {
+		return found
+	}
+	out := found[:0]
+	for _, fd := range found {
+		if matchesAny(d.file, fd.Check) {
+			continue
+		}
+		silenced := false
+		for _, s := range d.rules {
+			if fd.Range.Start.Line >= s.start && fd.Range.Start.Line <= s.end && matchesAny(s.checks, fd.Check) {
+				silenced = true
+				break
+			}
+		}
+		if !silenced {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
