@@ -145,14 +145,27 @@ func (f *File) ExprRange(e *Expr, start, end int) Range {
 	if e.offsets == nil {
 		e.offsets = f.index.scalarMap(e.Node)
 	}
-	if len(e.offsets) == 0 {
-		return f.NodeRange(e.Node)
+	return f.offsetsRange(e.offsets, e.Node, start, end)
+}
+
+// ValueRange maps byte offsets [start, end) of a scalar's value to a range
+// in the file, following quoting and block scalars.
+func (f *File) ValueRange(n *yaml.Node, start, end int) Range {
+	if n == nil {
+		return Range{Start: Pos{1, 1}, End: Pos{1, 1}}
 	}
-	clamp := func(i int) int { return max(0, min(i, len(e.offsets)-1)) }
+	return f.offsetsRange(f.index.scalarMap(n), n, start, end)
+}
+
+func (f *File) offsetsRange(offsets []int, n *yaml.Node, start, end int) Range {
+	if len(offsets) == 0 {
+		return f.NodeRange(n)
+	}
+	clamp := func(i int) int { return max(0, min(i, len(offsets)-1)) }
 	if end <= start {
 		end = start + 1
 	}
-	return Range{Start: f.index.pos(e.offsets[clamp(start)]), End: f.index.pos(e.offsets[clamp(end-1)])}
+	return Range{Start: f.index.pos(offsets[clamp(start)]), End: f.index.pos(offsets[clamp(end-1)])}
 }
 
 // HasErrors reports whether loading found an error-severity problem.

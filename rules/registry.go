@@ -25,6 +25,15 @@ var registry = []*Check{
 	checkYAMLParse,
 	checkStructure,
 	checkPromQLSyntax,
+	checkRuleDuplicate,
+	checkAlertsTemplate,
+	checkAlertsTemplateLabels,
+	checkAlertsFor,
+	checkAlertsLabels,
+	checkAlertsAnnotations,
+	checkAlertsRunbook,
+	checkAlertsComparison,
+	checkPromQLRange,
 }
 
 // Checks returns every registered check.

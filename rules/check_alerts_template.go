@@ -1,0 +1,65 @@
+package rules
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/template"
+)
+
+// Templates in labels and annotations must parse with Prometheus's template
+// functions and use only the variables Prometheus defines ($labels,
+// $externalLabels, $externalURL, $value).
+var checkAlertsTemplate = &Check{
+	Name:     "alerts/template",
+	Help:     "Label and annotation templates parse and use only known variables and functions.",
+	Severity: Error,
+	Rule:     lintTemplates,
+}
+
+// The variables Prometheus defines before every alert template.
+const templateDefs = "{{$labels := .Labels}}{{$externalLabels := .ExternalLabels}}{{$externalURL := .ExternalURL}}{{$value := .Value}}"
+
+var templateTokenRe = regexp.MustCompile(`(?:undefined variable|function) "([^"]+)"`)
+
+func lintTemplates(p *Pass, r *Rule) {
+	if !r.IsAlert() {
+		return
+	}
+	data := template.AlertTemplateData(map[string]string{}, map[string]string{}, "", promql.Sample{})
+	test := func(what string, kv KV) {
+		if !strings.Contains(kv.Value.Value, "{{") {
+			return
+		}
+		exp := template.NewTemplateExpander(context.Background(), templateDefs+kv.Value.Value,
+			"__alert_"+r.Name(), data, model.Time(0), nil, nil, nil)
+		err := exp.ParseTest()
+		if err == nil {
+			return
+		}
+		msg := err.Error()
+		// "template: __alert_X:1: undefined variable "$label"": keep the reason.
+		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "template: ") {
+			rest := msg[i+2:]
+			if j := strings.Index(rest, ": "); j >= 0 {
+				msg = rest[j+2:]
+			}
+		}
+		rng := p.File.NodeRange(kv.Value.Node)
+		if m := templateTokenRe.FindStringSubmatch(err.Error()); m != nil {
+			if i := strings.Index(kv.Value.Value, m[1]); i >= 0 {
+				rng = p.File.ValueRange(kv.Value.Node, i, i+len(m[1]))
+			}
+		}
+		p.Report(rng, "%s %q: template does not parse: %s", what, kv.Key.Value, msg)
+	}
+	for _, kv := range r.Labels {
+		test("label", kv)
+	}
+	for _, kv := range r.Annotations {
+		test("annotation", kv)
+	}
+}

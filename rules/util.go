@@ -1,0 +1,5 @@
+package rules
+
+import "slices"
+
+func sortStrings(s []string) { slices.Sort(s) }
