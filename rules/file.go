@@ -690,10 +690,10 @@ func (w *walker) rule(g *Group, rn *yaml.Node) {
 			w.ruleProblem(g, r, r.AnnotationsNode, CheckStructure, "invalid field 'annotations' in recording rule")
 		}
 		if r.For != nil && r.For.Value != 0 {
-			w.ruleProblem(g, r, r.For.Node, CheckStructure, "invalid field 'for' in recording rule")
+			w.ruleProblem(g, r, r.Record.Node, CheckStructure, "invalid field 'for' in recording rule (for: at line %d)", r.For.Node.Line)
 		}
 		if r.KeepFiringFor != nil && r.KeepFiringFor.Value != 0 {
-			w.ruleProblem(g, r, r.KeepFiringFor.Node, CheckStructure, "invalid field 'keep_firing_for' in recording rule")
+			w.ruleProblem(g, r, r.Record.Node, CheckStructure, "invalid field 'keep_firing_for' in recording rule (keep_firing_for: at line %d)", r.KeepFiringFor.Node.Line)
 		}
 		if !model.UTF8Validation.IsValidMetricName(r.Record.Value) {
 			w.ruleProblem(g, r, r.Record.Node, CheckStructure, "invalid recording rule name: %s", r.Record.Value)

@@ -1,0 +1,67 @@
+package catalog
+
+// Facts that catalog.yaml writes as prose, or does not cover, kept here so
+// the YAML stays a byte-for-byte copy of the research catalogue.
+
+// prefixOverride widens a server's prefix: dcgm-exporter also exposes
+// DCGM_EXP_* series besides the DCGM_FI_* fields.
+var prefixOverride = map[string]string{
+	"dcgm_exporter": "DCGM_",
+}
+
+// openServers expose any field the user configures, so an unknown name is
+// not a bug by itself.
+var openServers = map[string]bool{
+	"dcgm_exporter": true,
+}
+
+// extraDefaultLabels: SGLang's scheduler metrics carry the parallelism
+// ranks besides model_name (tp_rank seen in a 2026 capture; the others
+// follow the same code path). Listing them avoids false findings.
+var extraDefaultLabels = map[string][]string{
+	"sglang": {"tp_rank", "pp_rank", "dp_rank", "engine_type"},
+}
+
+// targetLabels are attached by the scrape configuration or Kubernetes
+// service discovery, not by the server. A selector may use them on any
+// metric; they never count as server labels.
+var targetLabels = map[string]bool{
+	"job": true, "instance": true, "namespace": true, "pod": true, "container": true,
+	"node": true, "hostname": true, "Hostname": true, "service": true, "endpoint": true,
+	"cluster": true, "__name__": true,
+}
+
+// gaieRenames are the Gateway API Inference Extension metrics that were
+// renamed when InferenceModel became InferenceObjective. llm-d's alert
+// rules still use the old names while its example queries document the
+// new ones (llm-d/llm-d docs/monitoring/example-promQL-queries.md).
+var gaieRenames = []struct {
+	old, new string
+	typ      Type
+}{
+	{"inference_model_request_total", "inference_objective_request_total", Counter},
+	{"inference_model_request_error_total", "inference_objective_request_error_total", Counter},
+	{"inference_model_request_duration_seconds", "inference_objective_request_duration_seconds", Histogram},
+	{"inference_model_request_sizes", "inference_objective_request_sizes", Histogram},
+	{"inference_model_response_sizes", "inference_objective_response_sizes", Histogram},
+	{"inference_model_input_tokens", "inference_objective_input_tokens", Histogram},
+	{"inference_model_output_tokens", "inference_objective_output_tokens", Histogram},
+	{"inference_model_running_requests", "inference_objective_running_requests", Gauge},
+}
+
+func addExtra(c *Catalog) {
+	gaie := &Server{
+		Key:    "gaie",
+		Title:  "Gateway API Inference Extension",
+		Prefix: "inference_model_",
+		Open:   true,
+	}
+	c.servers = append(c.servers, gaie)
+	for _, r := range gaieRenames {
+		c.add(&Metric{
+			Name: r.old, Server: gaie, Type: r.typ, Status: Removed,
+			Until:      "the InferenceModel to InferenceObjective rename",
+			ReplacedBy: r.new, Confidence: "medium",
+		})
+	}
+}
