@@ -52,7 +52,7 @@ func TestCorpusPromtoolParity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kind := classify(content)
+		kind := classifyCorpusFile(content)
 		if kind == "" {
 			continue // promtool test files, Alertmanager configs, ...
 		}
@@ -107,9 +107,9 @@ func TestCorpusPromtoolParity(t *testing.T) {
 	t.Logf("%d rule files checked, %d rejected by both", checked, rejected)
 }
 
-// classify says whether a YAML file is a Prometheus rule file ("rules"), a
+// classifyCorpusFile says whether a YAML file is a Prometheus rule file ("rules"), a
 // PrometheusRule manifest ("crd") or something else ("").
-func classify(content []byte) string {
+func classifyCorpusFile(content []byte) string {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
 		// Broken YAML among the rule fixtures counts as a rule file.

@@ -108,6 +108,62 @@ func keys(m map[string]bool) []string {
 // Where it cannot tell it answers "any label", so callers only ever report
 // labels that are certainly gone.
 func outputLabels(e parser.Expr) labelSet {
+	s, _ := outLabels(e)
+	return s
+}
+
+// outLabels also reports whether the expression is a scalar, without
+// calling Type() (which walks the whole subtree on every call).
+func outLabels(e parser.Expr) (labelSet, bool) {
+	switch n := e.(type) {
+	case *parser.NumberLiteral:
+		return onlyLabels(), true
+	case *parser.ParenExpr:
+		return outLabels(n.Expr)
+	case *parser.UnaryExpr:
+		return outLabels(n.Expr)
+	case *parser.StepInvariantExpr:
+		return outLabels(n.Expr)
+	case *parser.Call:
+		if n.Func.ReturnType == parser.ValueTypeScalar {
+			return onlyLabels(), true
+		}
+	case *parser.BinaryExpr:
+		lhs, ls := outLabels(n.LHS)
+		rhs, rs := outLabels(n.RHS)
+		switch {
+		case ls && rs:
+			return onlyLabels(), true
+		case ls:
+			return rhs, false
+		case rs:
+			return lhs, false
+		}
+		m := n.VectorMatching
+		switch n.Op {
+		case parser.LAND, parser.LUNLESS:
+			return lhs, false
+		case parser.LOR:
+			return lhs.union(rhs), false
+		}
+		if m == nil {
+			return lhs, false
+		}
+		switch m.Card {
+		case parser.CardManyToOne:
+			return lhs.with(m.Include...), false
+		case parser.CardOneToMany:
+			return rhs.with(m.Include...), false
+		}
+		if m.On {
+			return lhs.intersect(m.MatchingLabels), false
+		}
+		return lhs.without(m.MatchingLabels...), false
+	}
+	return outputLabelsOf(e), false
+}
+
+func outputLabelsOf(e parser.Expr) labelSet {
 	switch n := e.(type) {
 	case nil:
 		return anyLabels()
@@ -173,44 +229,16 @@ func outputLabels(e parser.Expr) labelSet {
 			}
 		}
 		// Most functions keep the labels of their vector argument.
-		for _, a := range n.Args {
-			if t := a.Type(); t == parser.ValueTypeVector || t == parser.ValueTypeMatrix {
+		for i, a := range n.Args {
+			if len(n.Func.ArgTypes) == 0 {
+				break
+			}
+			t := n.Func.ArgTypes[min(i, len(n.Func.ArgTypes)-1)]
+			if t == parser.ValueTypeVector || t == parser.ValueTypeMatrix {
 				return outputLabels(a)
 			}
 		}
 		return anyLabels()
-	case *parser.BinaryExpr:
-		lt, rt := n.LHS.Type(), n.RHS.Type()
-		if lt == parser.ValueTypeScalar && rt == parser.ValueTypeScalar {
-			return onlyLabels()
-		}
-		if lt == parser.ValueTypeScalar {
-			return outputLabels(n.RHS)
-		}
-		if rt == parser.ValueTypeScalar {
-			return outputLabels(n.LHS)
-		}
-		lhs, rhs := outputLabels(n.LHS), outputLabels(n.RHS)
-		m := n.VectorMatching
-		switch n.Op {
-		case parser.LAND, parser.LUNLESS:
-			return lhs
-		case parser.LOR:
-			return lhs.union(rhs)
-		}
-		if m == nil {
-			return lhs
-		}
-		switch m.Card {
-		case parser.CardManyToOne:
-			return lhs.with(m.Include...)
-		case parser.CardOneToMany:
-			return rhs.with(m.Include...)
-		}
-		if m.On {
-			return lhs.intersect(m.MatchingLabels)
-		}
-		return lhs.without(m.MatchingLabels...)
 	}
 	return anyLabels()
 }

@@ -97,3 +97,22 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Closest returns the candidate most similar to name (a label name, say),
+// or "" when none is similar enough to be a likely mix-up.
+func Closest(name string, candidates []string) string {
+	best, bestScore := "", 0.0
+	for _, c := range candidates {
+		sc := similarity(name, c)
+		if strings.Contains(c, name) || strings.Contains(name, c) {
+			sc = max(sc, 0.7)
+		}
+		if sc > bestScore {
+			best, bestScore = c, sc
+		}
+	}
+	if bestScore < 0.5 {
+		return ""
+	}
+	return best
+}

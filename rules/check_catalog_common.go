@@ -1,0 +1,387 @@
+package rules
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/promql/parser/posrange"
+
+	"github.com/pagedhq/paged/rules/catalog"
+)
+
+// Helpers shared by the catalog checks (check_catalog_*.go) and the
+// type-aware PromQL checks: walking an expression with its ancestors,
+// finding the metric name of a selector, and classifying that name
+// against the LLM metric catalogue.
+
+// astChildren lists a node's children. Unlike parser.Children it accepts
+// nil and node types it does not know, so that a check never panics on
+// an odd tree.
+func astChildren(n parser.Node) []parser.Node {
+	var out []parser.Node
+	add := func(e parser.Expr) {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	switch n := n.(type) {
+	case *parser.AggregateExpr:
+		if n != nil {
+			add(n.Expr)
+			add(n.Param)
+		}
+	case *parser.BinaryExpr:
+		if n != nil {
+			add(n.LHS)
+			add(n.RHS)
+		}
+	case *parser.Call:
+		if n != nil {
+			for _, a := range n.Args {
+				add(a)
+			}
+		}
+	case *parser.SubqueryExpr:
+		if n != nil {
+			add(n.Expr)
+		}
+	case *parser.ParenExpr:
+		if n != nil {
+			add(n.Expr)
+		}
+	case *parser.UnaryExpr:
+		if n != nil {
+			add(n.Expr)
+		}
+	case *parser.MatrixSelector:
+		if n != nil {
+			add(n.VectorSelector)
+		}
+	case *parser.StepInvariantExpr:
+		if n != nil {
+			add(n.Expr)
+		}
+	}
+	return out
+}
+
+// maxWalkDepth bounds recursion on hostile expressions (the parser itself
+// accepts deep nesting).
+const maxWalkDepth = 1000
+
+// walkAST calls fn for every node with its ancestors, outermost first.
+// The path slice is reused: copy it to keep it.
+func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
+	var path []parser.Node
+	var walk func(n parser.Node)
+	walk = func(n parser.Node) {
+		if n == nil || len(path) > maxWalkDepth {
+			return
+		}
+		fn(n, path)
+		path = append(path, n)
+		for _, c := range astChildren(n) {
+			walk(c)
+		}
+		path = path[:len(path)-1]
+	}
+	walk(root)
+}
+
+// selectorName returns the metric name of a vector selector, from its name
+// or from an exact __name__ matcher.
+func selectorName(vs *parser.VectorSelector) (string, bool) {
+	if vs == nil {
+		return "", false
+	}
+	if vs.Name != "" {
+		return vs.Name, true
+	}
+	for _, m := range vs.LabelMatchers {
+		if m != nil && m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			return m.Value, true
+		}
+	}
+	return "", false
+}
+
+// ruleExprOK reports whether a rule has a parsed expression to check.
+func ruleExprOK(r *Rule) bool {
+	return r != nil && r.Expr != nil && r.Expr.AST != nil && r.Expr.Err == nil
+}
+
+// llmCatalog is the catalogue the checks use.
+func llmCatalog() *catalog.Catalog { return catalog.Default() }
+
+// ruleServer is the value of the rule's `server` label, or of its group's.
+// "vllm-v0" marks a rule written for vLLM's legacy V0 engine.
+func ruleServer(r *Rule) string {
+	if s, ok := r.Label("server"); ok {
+		return s.Value
+	}
+	if r.Group != nil {
+		if s, ok := lookupKV(r.Group.Labels, "server"); ok {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+// targetsV0 reports whether a rule is written for vLLM's V0 engine.
+func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
+
+// recordedNames are the names recording rules of the file define: they
+// are not server metrics, whatever their prefix.
+func recordedNames(f *File) map[string]bool {
+	out := map[string]bool{}
+	if f == nil {
+		return out
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r != nil && r.Record != nil {
+				out[r.Record.Value] = true
+			}
+		}
+	}
+	return out
+}
+
+// verdict is what the catalogue says about a selector's metric name.
+type verdict int
+
+const (
+	vNotOurs      verdict = iota // no known server prefix, or a recorded name
+	vKnown                       // a valid series of a catalogued metric
+	vRemoved                     // removed or renamed
+	vWrongSuffix                 // _bucket/_sum/_count that the type has not; a bare histogram name
+	vMissingTotal                // a Python-client counter written without _total
+	vExtraTotal                  // _total on a counter that has none, or on a gauge
+	vNotReal                     // a name the server never exported
+	vUnknown                     // a server's prefix, but not a name in the catalogue
+	vEngine                      // a vLLM V1-only metric in a rule for V0
+)
+
+// llmSelector is a vector selector of a known LLM server's metric.
+type llmSelector struct {
+	VS      *parser.VectorSelector
+	Path    []parser.Node // ancestors, outermost first
+	Name    string
+	Server  *catalog.Server
+	Verdict verdict
+	Series  catalog.Series // for vKnown, vRemoved, vWrongSuffix, vEngine
+	Alt     catalog.Series // for vMissingTotal, vExtraTotal: the real metric
+	AltName string         // for vMissingTotal, vExtraTotal: the name to write
+	NotReal *catalog.NotReal
+}
+
+// llmSelectors returns the selectors of a rule's expression that name a
+// known LLM server's metric, classified. Names defined by recording rules
+// of the same file are left out.
+func llmSelectors(p *Pass, r *Rule) []llmSelector {
+	if !ruleExprOK(r) {
+		return nil
+	}
+	cat := llmCatalog()
+	recorded := recordedNames(p.File)
+	v0 := targetsV0(r)
+	vllmRule := strings.HasPrefix(ruleServer(r), "vllm")
+	var out []llmSelector
+	walkAST(r.Expr.AST, func(n parser.Node, path []parser.Node) {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok || vs == nil {
+			return
+		}
+		name, ok := selectorName(vs)
+		if !ok || recorded[name] {
+			return
+		}
+		sel := classify(cat, name, v0, vllmRule)
+		if sel.Verdict == vNotOurs {
+			return
+		}
+		sel.VS = vs
+		sel.Path = append([]parser.Node(nil), path...)
+		out = append(out, sel)
+	})
+	return out
+}
+
+// classify looks a metric name up in the catalogue.
+func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector {
+	sel := llmSelector{Name: name, Server: cat.ServerFor(name)}
+	if sel.Server == nil {
+		// Generic names (http_requests_total) are vLLM's only in a rule
+		// that says it is about vLLM; there they are checked as known
+		// metrics but never reported as unknown.
+		if s, ok := cat.Resolve(name); ok && vllmRule && s.Metric.Server.Key == "vllm" {
+			sel.Server, sel.Series = s.Metric.Server, s
+			if s.Valid() {
+				sel.Verdict = vKnown
+			} else {
+				sel.Verdict = vWrongSuffix
+			}
+			return sel
+		}
+		sel.Verdict = vNotOurs
+		return sel
+	}
+	if s, ok := cat.Resolve(name); ok && s.Metric.Server == sel.Server {
+		sel.Series = s
+		m := s.Metric
+		switch {
+		case m.Status == catalog.Removed && !(v0 && m.HasEngine("v0")):
+			sel.Verdict = vRemoved
+		case !s.Valid():
+			sel.Verdict = vWrongSuffix
+		case v0 && sel.Server.Key == "vllm" && !m.HasEngine("v0"):
+			sel.Verdict = vEngine
+		default:
+			sel.Verdict = vKnown
+		}
+		return sel
+	}
+	if sel.Server.CounterTotal {
+		if s, ok := cat.Resolve(name + "_total"); ok && s.Suffix == "" && s.Metric.Type == catalog.Counter {
+			sel.Verdict, sel.Alt, sel.AltName = vMissingTotal, s, name+"_total"
+			return sel
+		}
+	}
+	if base, ok := strings.CutSuffix(name, "_total"); ok {
+		if s, ok := cat.Resolve(base); ok && s.Suffix == "" && s.Metric.Server == sel.Server &&
+			(s.Metric.Type == catalog.Counter && !sel.Server.CounterTotal || s.Metric.Type == catalog.Gauge) {
+			sel.Verdict, sel.Alt, sel.AltName = vExtraTotal, s, base
+			return sel
+		}
+	}
+	if nr, ok := cat.NotReal(name); ok {
+		sel.Verdict, sel.NotReal = vNotReal, nr
+		return sel
+	}
+	sel.Verdict = vUnknown
+	return sel
+}
+
+// ranges of parts of an expression, for findings that point at a label
+// inside a selector or a grouping clause rather than at the whole node.
+
+// matcherRange finds the label name of a matcher inside a selector's text.
+func matcherRange(e *Expr, vs *parser.VectorSelector, label string) posrange.PositionRange {
+	pr := vs.PositionRange()
+	text := exprSlice(e, pr)
+	brace := strings.IndexByte(text, '{')
+	if brace < 0 {
+		return pr
+	}
+	re, err := regexp.Compile(`(?:^|[{,\s])"?(` + regexp.QuoteMeta(label) + `)"?\s*(?:=~|!~|!=|=)`)
+	if err != nil {
+		return pr
+	}
+	if m := re.FindStringSubmatchIndex(text[brace:]); m != nil {
+		start := pr.Start + posrange.Pos(brace+m[2])
+		return posrange.PositionRange{Start: start, End: start + posrange.Pos(len(label))}
+	}
+	return pr
+}
+
+var groupingRe = regexp.MustCompile(`\b(?:by|without)\s*\(([^()]*)\)`)
+
+// groupingRange finds a label inside the by/without clause of an
+// aggregation, skipping the clauses of aggregations nested in it.
+func groupingRange(e *Expr, agg *parser.AggregateExpr, label string) posrange.PositionRange {
+	pr := agg.PositionRange()
+	text := exprSlice(e, pr)
+	var inner []posrange.PositionRange
+	walkAST(agg.Expr, func(n parser.Node, _ []parser.Node) {
+		if a, ok := n.(*parser.AggregateExpr); ok && a != nil {
+			inner = append(inner, a.PositionRange())
+		}
+	})
+	for _, m := range groupingRe.FindAllStringSubmatchIndex(text, -1) {
+		at := pr.Start + posrange.Pos(m[0])
+		nested := false
+		for _, r := range inner {
+			if at >= r.Start && at < r.End {
+				nested = true
+				break
+			}
+		}
+		if nested {
+			continue
+		}
+		list := text[m[2]:m[3]]
+		off := 0
+		for _, part := range strings.Split(list, ",") {
+			name := strings.Trim(strings.TrimSpace(part), `"`)
+			if name == label {
+				lead := strings.Index(part, label)
+				start := pr.Start + posrange.Pos(m[2]+off+lead)
+				return posrange.PositionRange{Start: start, End: start + posrange.Pos(len(label))}
+			}
+			off += len(part) + 1
+		}
+	}
+	return pr
+}
+
+// exprSlice returns the text of a position range of an expression.
+func exprSlice(e *Expr, pr posrange.PositionRange) string {
+	if e == nil {
+		return ""
+	}
+	s, end := int(pr.Start), int(pr.End)
+	if s < 0 || end > len(e.Value) || s > end {
+		return ""
+	}
+	return e.Value[s:end]
+}
+
+// seriesType is the type of a series: from the catalogue when it knows the
+// name, else from the name (_total: a counter; _bucket: a histogram's
+// bucket, a counter). Names recorded by the file are not guessed.
+func seriesType(name string, recorded map[string]bool) (t catalog.Type, fromCatalog bool) {
+	if recorded[name] {
+		return catalog.Unknown, false
+	}
+	if s, ok := llmCatalog().Resolve(name); ok {
+		if s.Valid() || s.Suffix == "" {
+			return s.Type(), true
+		}
+		return catalog.Unknown, false
+	}
+	switch {
+	case strings.HasSuffix(name, "_total"), strings.HasSuffix(name, "_bucket"):
+		return catalog.Counter, false
+	}
+	return catalog.Unknown, false
+}
+
+// unwrapParens skips parentheses and step-invariant wrappers.
+func unwrapParens(e parser.Expr) parser.Expr {
+	for i := 0; i < maxWalkDepth; i++ {
+		switch n := e.(type) {
+		case *parser.ParenExpr:
+			if n == nil {
+				return nil
+			}
+			e = n.Expr
+		case *parser.StepInvariantExpr:
+			if n == nil {
+				return nil
+			}
+			e = n.Expr
+		default:
+			return e
+		}
+	}
+	return e
+}
+
+func callName(c *parser.Call) string {
+	if c == nil || c.Func == nil {
+		return ""
+	}
+	return c.Func.Name
+}

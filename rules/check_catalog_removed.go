@@ -1,0 +1,82 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/pagedhq/paged/rules/catalog"
+)
+
+// CheckCatalogRemovedMetric reports metrics that their server removed or
+// renamed, with the version and the replacement.
+const CheckCatalogRemovedMetric = "catalog/removed-metric"
+
+var checkCatalogRemovedMetric = &Check{
+	Name: CheckCatalogRemovedMetric,
+	Help: "A metric that the server removed or renamed matches nothing on current releases; the finding names the version and the replacement. " +
+		"Rules for vLLM's legacy V0 engine carry the label server: vllm-v0 (on the rule or its group): there V0 names are accepted and V1-only names are reported instead.",
+	Severity: Error,
+	Rule:     catalogRemovedMetric,
+}
+
+func catalogRemovedMetric(p *Pass, r *Rule) {
+	for _, s := range llmSelectors(p, r) {
+		pr := s.VS.PositionRange()
+		switch s.Verdict {
+		case vRemoved:
+			p.ReportExpr(r, pr, "%s", removedMessage(s))
+		case vEngine:
+			p.ReportSeverity(Warning, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
+				"%s exists only in vLLM's V1 engine, but this rule is labelled server: vllm-v0", s.Name)
+		}
+	}
+}
+
+func removedMessage(s llmSelector) string {
+	m := s.Series.Metric
+	var b strings.Builder
+	b.WriteString(s.Name)
+	b.WriteString(" was removed from ")
+	b.WriteString(s.Server.Title)
+	if u := strings.TrimSpace(m.Until); u != "" {
+		if c := u[0]; c >= '0' && c <= '9' || c == '~' {
+			b.WriteString(" in ")
+			b.WriteString(u)
+		} else {
+			b.WriteString(" (" + u + ")")
+		}
+	}
+	if m.ReplacedBy != "" {
+		b.WriteString(": use ")
+		b.WriteString(replacement(m.ReplacedBy, s.Series.Suffix))
+	} else {
+		b.WriteString(": there is no replacement")
+		if n := firstSentence(m.Note); n != "" {
+			b.WriteString(" (" + n + ")")
+		}
+	}
+	if s.Server.Key == "vllm" && m.HasEngine("v0") {
+		b.WriteString("; if this rule is for a V0 deployment, label it server: vllm-v0")
+	}
+	return b.String()
+}
+
+// replacement carries a histogram suffix over to a replacement that is a
+// plain metric name (vllm:time_per_output_token_seconds_bucket →
+// vllm:inter_token_latency_seconds_bucket).
+func replacement(repl, suffix string) string {
+	if suffix == "" || strings.ContainsAny(repl, " ()/") {
+		return repl
+	}
+	if m := llmCatalog().Metric(repl); m != nil && (m.Type == catalog.Histogram || m.Type == catalog.Summary) {
+		return repl + suffix
+	}
+	return repl
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
+}

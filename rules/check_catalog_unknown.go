@@ -1,0 +1,33 @@
+package rules
+
+// CheckCatalogUnknownMetric reports names with a known LLM server's prefix
+// that the server does not export.
+const CheckCatalogUnknownMetric = "catalog/unknown-metric"
+
+var checkCatalogUnknownMetric = &Check{
+	Name: CheckCatalogUnknownMetric,
+	Help: "A metric with the prefix of a known LLM server (vllm:, tgi_, sglang:, nv_, DCGM_) is one that server exports; " +
+		"names it never exported are errors with the catalogue's advice, other unknown names are warnings with a \"did you mean\" " +
+		"(for dcgm-exporter, whose fields are configurable, only likely typos are reported).",
+	Severity: Warning,
+	Rule:     catalogUnknownMetric,
+}
+
+func catalogUnknownMetric(p *Pass, r *Rule) {
+	cat := llmCatalog()
+	for _, s := range llmSelectors(p, r) {
+		pr := s.VS.PositionRange()
+		switch s.Verdict {
+		case vNotReal:
+			p.ReportSeverity(Error, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
+				"%s was never exported by %s: use %s", s.Name, s.NotReal.Server.Title, s.NotReal.Advice)
+		case vUnknown:
+			if sug := cat.Suggest(s.Name); sug != "" {
+				p.ReportExpr(r, pr, "%s is not a %s metric; did you mean %s?", s.Name, s.Server.Title, sug)
+			} else if !s.Server.Open {
+				p.ReportExpr(r, pr, "%s is not in paged's catalogue of %s metrics: check the server's /metrics output "+
+					"(a metric newer than the catalogue can be silenced with # paged:disable %s)", s.Name, s.Server.Title, CheckCatalogUnknownMetric)
+			}
+		}
+	}
+}
