@@ -732,7 +732,15 @@ func (w *walker) parseExpr(g *Group, r *Rule) {
 	var perrs parser.ParseErrors
 	if errors.As(err, &perrs) && len(perrs) > 0 {
 		for _, pe := range perrs {
-			rng := w.f.ExprRange(e, int(pe.PositionRange.Start), int(pe.PositionRange.End))
+			start, end := int(pe.PositionRange.Start), int(pe.PositionRange.End)
+			// The parser reports an unclosed bracket at the end of the
+			// input; point at the bracket that is never closed instead.
+			if msg := pe.Err.Error(); strings.HasPrefix(msg, "unclosed left ") {
+				if i := unclosedBracket(e.Value, msg); i >= 0 {
+					start, end = i, i+1
+				}
+			}
+			rng := w.f.ExprRange(e, start, end)
 			w.f.Problems = append(w.f.Problems, Finding{
 				Path: w.f.Path, Range: rng, Severity: Error, Check: CheckPromQLSyntax,
 				Message: "could not parse expression: " + pe.Err.Error(),
@@ -796,4 +804,43 @@ func (w *walker) labels(n *yaml.Node, what string) []KV {
 		out = append(out, KV{Key: Scalar{Value: k.Value, Node: k}, Value: val})
 	}
 	return out
+}
+
+// unclosedBracket returns the offset of the last opening bracket of the
+// kind the parser's message names that is never closed, or -1.
+func unclosedBracket(expr, msg string) int {
+	open, close := byte('('), byte(')')
+	switch {
+	case strings.Contains(msg, "bracket"):
+		open, close = '[', ']'
+	case strings.Contains(msg, "brace"):
+		open, close = '{', '}'
+	}
+	var stack []int
+	var quote byte
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote != '`' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '#':
+			for i < len(expr) && expr[i] != '\n' {
+				i++
+			}
+		case c == open:
+			stack = append(stack, i)
+		case c == close && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) == 0 {
+		return -1
+	}
+	return stack[len(stack)-1]
 }

@@ -68,7 +68,7 @@ func lintFile(f *File, cfg *Config) []Finding {
 var directiveRe = regexp.MustCompile(`paged:(disable-file|disable)\s+([^#]*)`)
 
 // directives are the checks silenced by comments: "# paged:disable CHECK"
-// on the lines just above a rule or at the end of its first line, and
+// on the lines just above a rule or at the end of any of its lines, and
 // "# paged:disable-file CHECK" anywhere.
 type directives struct {
 	file  []string
@@ -106,7 +106,9 @@ func parseDirectives(f *File) directives {
 					}
 				}
 			}
-			collect(f.index.line(span.start))
+			for l := span.start; l <= span.end; l++ {
+				collect(f.index.line(l))
+			}
 			for l := span.start - 1; l >= 1; l-- {
 				t := strings.TrimSpace(f.index.line(l))
 				if !strings.HasPrefix(t, "#") {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run paged as a command inside the test binary.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"paged": func() {
+			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs the command-line scripts in testdata/script: real
+// command lines, real exit codes, expected output beside them.
+func TestScripts(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("REPO", root)
+			e.Setenv("NO_COLOR", "1")
+			if s := os.Getenv("PAGED_SHARED"); s != "" {
+				e.Setenv("PAGED_SHARED", s)
+			} else {
+				e.Setenv("PAGED_SHARED", filepath.Join(root, "..", "shared"))
+			}
+			return nil
+		},
+	})
+}
