@@ -2,8 +2,11 @@ package rules
 
 import (
 	"context"
+	"reflect"
 	"regexp"
 	"strings"
+	"sync"
+	"text/template/parse"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql"
@@ -29,14 +32,11 @@ func lintTemplates(p *Pass, r *Rule) {
 	if !r.IsAlert() {
 		return
 	}
-	data := template.AlertTemplateData(map[string]string{}, map[string]string{}, "", promql.Sample{})
 	test := func(what string, kv KV) {
 		if !strings.Contains(kv.Value.Value, "{{") {
 			return
 		}
-		exp := template.NewTemplateExpander(context.Background(), templateDefs+kv.Value.Value,
-			"__alert_"+r.Name(), data, model.Time(0), nil, nil, nil)
-		err := exp.ParseTest()
+		_, err := parse.Parse("__alert_"+r.Name(), templateDefs+kv.Value.Value, "", "", templateFuncNames(), textTemplateBuiltins)
 		if err == nil {
 			return
 		}
@@ -63,3 +63,30 @@ func lintTemplates(p *Pass, r *Rule) {
 		test("annotation", kv)
 	}
 }
+
+// templateFuncNames are the functions Prometheus's alert templates offer
+// (humanize, query, first, label, ...). Only the names matter for parsing;
+// building a text/template FuncMap for every annotation costs more than
+// parsing it, so the names are read once from an expander.
+var templateFuncNames = sync.OnceValue(func() map[string]any {
+	data := template.AlertTemplateData(map[string]string{}, map[string]string{}, "", promql.Sample{})
+	exp := template.NewTemplateExpander(context.Background(), "", "probe", data, model.Time(0), nil, nil, nil)
+	names := map[string]any{}
+	fm := reflect.ValueOf(exp).Elem().FieldByName("funcMap")
+	if fm.IsValid() && fm.Kind() == reflect.Map {
+		for _, k := range fm.MapKeys() {
+			names[k.String()] = struct{}{}
+		}
+	}
+	return names
+})
+
+// textTemplateBuiltins are text/template's own functions.
+var textTemplateBuiltins = func() map[string]any {
+	m := map[string]any{}
+	for _, n := range []string{"and", "call", "html", "index", "slice", "js", "len", "not", "or",
+		"print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne"} {
+		m[n] = struct{}{} // the parser only asks whether a name is defined (non-nil)
+	}
+	return m
+}()
