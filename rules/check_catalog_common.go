@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -77,7 +78,7 @@ func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
 	var path []parser.Node
 	var walk func(n parser.Node)
 	walk = func(n parser.Node) {
-		if n == nil || len(path) > maxWalkDepth {
+		if isNilNode(n) || len(path) > maxWalkDepth {
 			return
 		}
 		fn(n, path)
@@ -88,6 +89,15 @@ func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
 		path = path[:len(path)-1]
 	}
 	walk(root)
+}
+
+// isNilNode reports a nil node, also a typed nil pointer in the interface.
+func isNilNode(n parser.Node) bool {
+	if n == nil {
+		return true
+	}
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // selectorName returns the metric name of a vector selector, from its name
@@ -132,6 +142,47 @@ func ruleServer(r *Rule) string {
 // targetsV0 reports whether a rule is written for vLLM's V0 engine.
 func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
 
+// fileFacts are computed once per file and shared by the rules of the
+// file: a check that needs them runs at file scope through perRule.
+type fileFacts struct {
+	file     *File
+	recorded map[string]bool // built on first use
+	// series/live: answers already received, and the first error (after
+	// which the server is not asked again for this file).
+	live    map[string]bool
+	liveErr error
+}
+
+// isRecorded reports whether a recording rule of the file defines name.
+func (ff *fileFacts) isRecorded(name string) bool {
+	if ff == nil {
+		return false
+	}
+	if ff.recorded == nil {
+		ff.recorded = recordedNames(ff.file)
+	}
+	return ff.recorded[name]
+}
+
+// perRule turns a rule-level check that needs file facts into a file-level
+// one: the facts are computed once, then fn runs for every rule with the
+// pass pointing at the rule and its group, as for a Rule check.
+func perRule(fn func(p *Pass, r *Rule, ff *fileFacts)) func(p *Pass, f *File) {
+	return func(p *Pass, f *File) {
+		if f == nil {
+			return
+		}
+		ff := &fileFacts{file: f}
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				p.group, p.rule = g, r
+				fn(p, r, ff)
+			}
+		}
+		p.group, p.rule = nil, nil
+	}
+}
+
 // recordedNames are the names recording rules of the file define: they
 // are not server metrics, whatever their prefix.
 func recordedNames(f *File) map[string]bool {
@@ -167,7 +218,6 @@ const (
 // llmSelector is a vector selector of a known LLM server's metric.
 type llmSelector struct {
 	VS      *parser.VectorSelector
-	Path    []parser.Node // ancestors, outermost first
 	Name    string
 	Server  *catalog.Server
 	Verdict verdict
@@ -180,22 +230,21 @@ type llmSelector struct {
 // llmSelectors returns the selectors of a rule's expression that name a
 // known LLM server's metric, classified. Names defined by recording rules
 // of the same file are left out.
-func llmSelectors(p *Pass, r *Rule) []llmSelector {
+func llmSelectors(r *Rule, ff *fileFacts) []llmSelector {
 	if !ruleExprOK(r) {
 		return nil
 	}
 	cat := llmCatalog()
-	recorded := recordedNames(p.File)
 	v0 := targetsV0(r)
 	vllmRule := strings.HasPrefix(ruleServer(r), "vllm")
 	var out []llmSelector
-	walkAST(r.Expr.AST, func(n parser.Node, path []parser.Node) {
+	walkAST(r.Expr.AST, func(n parser.Node, _ []parser.Node) {
 		vs, ok := n.(*parser.VectorSelector)
 		if !ok || vs == nil {
 			return
 		}
 		name, ok := selectorName(vs)
-		if !ok || recorded[name] {
+		if !ok || ff.isRecorded(name) {
 			return
 		}
 		sel := classify(cat, name, v0, vllmRule)
@@ -203,7 +252,6 @@ func llmSelectors(p *Pass, r *Rule) []llmSelector {
 			return
 		}
 		sel.VS = vs
-		sel.Path = append([]parser.Node(nil), path...)
 		out = append(out, sel)
 	})
 	return out
@@ -228,6 +276,12 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 		sel.Verdict = vNotOurs
 		return sel
 	}
+	if strings.Contains(strings.TrimPrefix(name, sel.Server.Prefix), ":") {
+		// level:metric:operation is the naming of recording rules, which
+		// may live in another file: no server puts more colons in a name.
+		sel.Verdict = vNotOurs
+		return sel
+	}
 	if s, ok := cat.Resolve(name); ok && s.Metric.Server == sel.Server {
 		sel.Series = s
 		m := s.Metric
@@ -246,6 +300,9 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 	if sel.Server.CounterTotal {
 		if s, ok := cat.Resolve(name + "_total"); ok && s.Suffix == "" && s.Metric.Type == catalog.Counter {
 			sel.Verdict, sel.Alt, sel.AltName = vMissingTotal, s, name+"_total"
+			if s.Metric.Status == catalog.Removed && !(v0 && s.Metric.HasEngine("v0")) {
+				sel.Verdict, sel.Series = vRemoved, s // say it is gone rather than how to spell it
+			}
 			return sel
 		}
 	}
@@ -341,11 +398,11 @@ func exprSlice(e *Expr, pr posrange.PositionRange) string {
 // seriesType is the type of a series: from the catalogue when it knows the
 // name, else from the name (_total: a counter; _bucket: a histogram's
 // bucket, a counter). Names recorded by the file are not guessed.
-func seriesType(name string, recorded map[string]bool) (t catalog.Type, fromCatalog bool) {
-	if recorded[name] {
+func seriesType(name string, r *Rule, ff *fileFacts) (t catalog.Type, fromCatalog bool) {
+	if ff.isRecorded(name) {
 		return catalog.Unknown, false
 	}
-	if s, ok := llmCatalog().Resolve(name); ok {
+	if s, ok := resolveFor(name, r); ok {
 		if s.Valid() || s.Suffix == "" {
 			return s.Type(), true
 		}
@@ -356,6 +413,24 @@ func seriesType(name string, recorded map[string]bool) (t catalog.Type, fromCata
 		return catalog.Counter, false
 	}
 	return catalog.Unknown, false
+}
+
+// resolveFor looks a series up in the catalogue for a rule. A generic
+// name without a server prefix (http_request_duration_seconds) is taken
+// as the catalogued server's only in a rule labelled for that server:
+// elsewhere it belongs to some other program.
+func resolveFor(name string, r *Rule) (catalog.Series, bool) {
+	cat := llmCatalog()
+	s, ok := cat.Resolve(name)
+	if !ok {
+		return s, false
+	}
+	if srv := s.Metric.Server; srv != nil && srv.Prefix != "" && !strings.HasPrefix(name, srv.Prefix) {
+		if r == nil || !strings.HasPrefix(ruleServer(r), srv.Key) {
+			return catalog.Series{}, false
+		}
+	}
+	return s, true
 }
 
 // unwrapParens skips parentheses and step-invariant wrappers.

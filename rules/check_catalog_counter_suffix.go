@@ -11,11 +11,11 @@ var checkCatalogCounterSuffix = &Check{
 	Help: "vLLM and SGLang (Python prometheus_client) expose every counter as <name>_total; TGI, Triton and dcgm-exporter never add _total. " +
 		"A counter written the other way matches no series, so the rule can never fire.",
 	Severity: Error,
-	Rule:     catalogCounterSuffix,
+	File:     perRule(catalogCounterSuffix),
 }
 
-func catalogCounterSuffix(p *Pass, r *Rule) {
-	for _, s := range llmSelectors(p, r) {
+func catalogCounterSuffix(p *Pass, r *Rule, ff *fileFacts) {
+	for _, s := range llmSelectors(r, ff) {
 		pr := s.VS.PositionRange()
 		switch s.Verdict {
 		case vMissingTotal:

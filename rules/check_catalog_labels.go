@@ -21,15 +21,16 @@ var checkCatalogLabel = &Check{
 		"To keep false positives rare, only labels that some LLM server exposes are checked: target labels added by the scrape " +
 		"configuration or relabelling (job, instance, pod, namespace, cluster, ...) are never reported.",
 	Severity: Warning,
-	Rule:     catalogLabel,
+	File:     perRule(catalogLabel),
 }
 
-func catalogLabel(p *Pass, r *Rule) {
-	sels := llmSelectors(p, r)
+func catalogLabel(p *Pass, r *Rule, ff *fileFacts) {
+	sels := llmSelectors(r, ff)
 	if len(sels) == 0 {
 		return
 	}
 	cat := llmCatalog()
+	v0 := targetsV0(r)
 	for _, s := range sels {
 		if s.Verdict != vKnown {
 			continue
@@ -39,16 +40,19 @@ func catalogLabel(p *Pass, r *Rule) {
 			if mt == nil || mt.Name == labels.MetricName {
 				continue
 			}
-			if seriesHasLabel(s.Series, mt.Name) {
+			if seriesHasLabel(s.Series, mt.Name, v0) {
 				checkLabelValue(p, r, s, mt)
 				continue
 			}
 			if !cat.KnownLabel(mt.Name) {
 				continue
 			}
-			sev := Warning
-			if !mt.Matches("") {
+			sev := Warning // a negative matcher that does nothing
+			switch {
+			case !mt.Matches(""):
 				sev = Error // the matcher needs a value the label never has
+			case mt.Type == labels.MatchEqual || mt.Type == labels.MatchRegexp:
+				continue // l="" asserts the label is absent: deliberate
 			}
 			pr := matcherRange(r.Expr, s.VS, mt.Name)
 			p.ReportSeverity(sev, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
@@ -74,7 +78,7 @@ func catalogLabel(p *Pass, r *Rule) {
 			}
 			found := false
 			for _, s := range inner {
-				if seriesHasLabel(s.Series, l) {
+				if seriesHasLabel(s.Series, l, v0) {
 					found = true
 					break
 				}
@@ -130,10 +134,13 @@ func knownSelectorsUnder(e parser.Expr, byVS map[*parser.VectorSelector]llmSelec
 }
 
 // seriesHasLabel: the metric's labels, plus le on _bucket series and
-// quantile on the quantile series of a summary.
-func seriesHasLabel(s catalog.Series, l string) bool {
+// quantile on the quantile series of a summary. vLLM's V0 engine had no
+// engine label.
+func seriesHasLabel(s catalog.Series, l string, v0 bool) bool {
 	m := s.Metric
 	switch {
+	case l == "engine" && v0 && m.Server != nil && m.Server.Key == "vllm":
+		return false
 	case l == "le":
 		return s.Suffix == "_bucket" || m.Labels == nil
 	case l == "quantile":
@@ -143,7 +150,7 @@ func seriesHasLabel(s catalog.Series, l string) bool {
 }
 
 func labelHint(m *catalog.Metric, s catalog.Series, l string) string {
-	have := slices.Clone(m.Labels)
+	have := slices.DeleteFunc(slices.Clone(m.Labels), func(x string) bool { return l == "engine" && x == "engine" })
 	if s.Suffix == "_bucket" {
 		have = append(have, "le")
 	}

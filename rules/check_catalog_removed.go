@@ -15,11 +15,11 @@ var checkCatalogRemovedMetric = &Check{
 	Help: "A metric that the server removed or renamed matches nothing on current releases; the finding names the version and the replacement. " +
 		"Rules for vLLM's legacy V0 engine carry the label server: vllm-v0 (on the rule or its group): there V0 names are accepted and V1-only names are reported instead.",
 	Severity: Error,
-	Rule:     catalogRemovedMetric,
+	File:     perRule(catalogRemovedMetric),
 }
 
-func catalogRemovedMetric(p *Pass, r *Rule) {
-	for _, s := range llmSelectors(p, r) {
+func catalogRemovedMetric(p *Pass, r *Rule, ff *fileFacts) {
+	for _, s := range llmSelectors(r, ff) {
 		pr := s.VS.PositionRange()
 		switch s.Verdict {
 		case vRemoved:
@@ -41,6 +41,8 @@ func removedMessage(s llmSelector) string {
 		if c := u[0]; c >= '0' && c <= '9' || c == '~' {
 			b.WriteString(" in ")
 			b.WriteString(u)
+		} else if rest, ok := strings.CutPrefix(u, "removed "); ok {
+			b.WriteString(" " + rest)
 		} else {
 			b.WriteString(" (" + u + ")")
 		}
@@ -50,7 +52,7 @@ func removedMessage(s llmSelector) string {
 		b.WriteString(replacement(m.ReplacedBy, s.Series.Suffix))
 	} else {
 		b.WriteString(": there is no replacement")
-		if n := firstSentence(m.Note); n != "" {
+		if n := lowerFirst(firstSentence(m.Note)); n != "" {
 			b.WriteString(" (" + n + ")")
 		}
 	}
@@ -67,10 +69,10 @@ func replacement(repl, suffix string) string {
 	if suffix == "" || strings.ContainsAny(repl, " ()/") {
 		return repl
 	}
-	if m := llmCatalog().Metric(repl); m != nil && (m.Type == catalog.Histogram || m.Type == catalog.Summary) {
-		return repl + suffix
+	if m := llmCatalog().Metric(repl); m != nil && m.Type != catalog.Histogram && m.Type != catalog.Summary {
+		return repl
 	}
-	return repl
+	return repl + suffix
 }
 
 func firstSentence(s string) string {
@@ -79,4 +81,11 @@ func firstSentence(s string) string {
 		return s[:i]
 	}
 	return strings.TrimSuffix(s, ".")
+}
+
+func lowerFirst(s string) string {
+	if len(s) > 1 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z' {
+		return string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
 }

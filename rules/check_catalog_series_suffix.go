@@ -11,11 +11,11 @@ var checkCatalogSeriesSuffix = &Check{
 	Help: "_bucket exists only for histograms, _sum and _count only for histograms and summaries, _created only for counters and histograms of vLLM; " +
 		"the bare name of a classic histogram matches nothing (LLM servers expose no native histograms).",
 	Severity: Error,
-	Rule:     catalogSeriesSuffix,
+	File:     perRule(catalogSeriesSuffix),
 }
 
-func catalogSeriesSuffix(p *Pass, r *Rule) {
-	for _, s := range llmSelectors(p, r) {
+func catalogSeriesSuffix(p *Pass, r *Rule, ff *fileFacts) {
+	for _, s := range llmSelectors(r, ff) {
 		if s.Verdict != vWrongSuffix {
 			continue
 		}

@@ -10,12 +10,12 @@ var checkCatalogUnknownMetric = &Check{
 		"names it never exported are errors with the catalogue's advice, other unknown names are warnings with a \"did you mean\" " +
 		"(for dcgm-exporter, whose fields are configurable, only likely typos are reported).",
 	Severity: Warning,
-	Rule:     catalogUnknownMetric,
+	File:     perRule(catalogUnknownMetric),
 }
 
-func catalogUnknownMetric(p *Pass, r *Rule) {
+func catalogUnknownMetric(p *Pass, r *Rule, ff *fileFacts) {
 	cat := llmCatalog()
-	for _, s := range llmSelectors(p, r) {
+	for _, s := range llmSelectors(r, ff) {
 		pr := s.VS.PositionRange()
 		switch s.Verdict {
 		case vNotReal:

@@ -16,14 +16,13 @@ var checkPromQLCounter = &Check{
 		"compute with rate(), irate() or increase() of it. Types come from the LLM metric catalogue, else from the name " +
 		"(_total and _bucket are counters). Counting series (count, absent, and/unless on the right) is fine.",
 	Severity: Warning,
-	Rule:     promqlCounter,
+	File:     perRule(promqlCounter),
 }
 
-func promqlCounter(p *Pass, r *Rule) {
+func promqlCounter(p *Pass, r *Rule, ff *fileFacts) {
 	if !ruleExprOK(r) {
 		return
 	}
-	recorded := recordedNames(p.File)
 	walkAST(r.Expr.AST, func(n parser.Node, path []parser.Node) {
 		vs, ok := n.(*parser.VectorSelector)
 		if !ok || vs == nil {
@@ -33,8 +32,15 @@ func promqlCounter(p *Pass, r *Rule) {
 		if !ok {
 			return
 		}
-		t, _ := seriesType(name, recorded)
+		t, fromCatalog := seriesType(name, r, ff)
 		if t != catalog.Counter || !rawCounterUse(vs, name, path, r.IsAlert()) {
+			return
+		}
+		if !fromCatalog {
+			// Only the name says so: many exporters have _total gauges.
+			p.ReportSeverity(Info, p.File.ExprRange(r.Expr, int(vs.PositionRange().Start), int(vs.PositionRange().End)),
+				"%s is a counter by its name: its raw value is a running total since the process started; "+
+					"use rate(), irate() or increase() on it (if it is a gauge, silence this with # paged:disable %s)", name, CheckPromQLCounter)
 			return
 		}
 		p.ReportExpr(r, vs.PositionRange(), "%s is a counter: its raw value is a running total since the process started; "+
@@ -43,9 +49,11 @@ func promqlCounter(p *Pass, r *Rule) {
 }
 
 // rawCounterUse walks up from a counter selector and reports whether its
-// raw value reaches a comparison, arithmetic, or an alert's result.
+// raw value reaches a comparison, arithmetic with another vector, or an
+// alert's result, and is not then reduced to a series count.
 func rawCounterUse(vs *parser.VectorSelector, name string, path []parser.Node, alert bool) bool {
 	var child parser.Node = vs
+	used := false
 	for i := len(path) - 1; i >= 0; i-- {
 		switch n := path[i].(type) {
 		case *parser.MatrixSelector, *parser.SubqueryExpr:
@@ -61,7 +69,7 @@ func rawCounterUse(vs *parser.VectorSelector, name string, path []parser.Node, a
 			}
 			switch n.Op {
 			case parser.COUNT, parser.GROUP, parser.COUNT_VALUES:
-				return false
+				return false // only the number of series matters
 			}
 			if child == n.Param {
 				return false
@@ -70,30 +78,46 @@ func rawCounterUse(vs *parser.VectorSelector, name string, path []parser.Node, a
 			if n == nil {
 				return false
 			}
-			switch n.Op {
-			case parser.LAND, parser.LUNLESS:
-				if child == n.RHS {
-					return false // only the label sets of the right side matter
-				}
-				child = n
-				continue
-			case parser.LOR:
-				child = n
-				continue
-			}
 			other := n.LHS
 			if child == n.LHS {
 				other = n.RHS
 			}
-			// x - x offset 1h is a hand-written increase.
-			if n.Op == parser.SUB && (vs.OriginalOffset != 0 || hasOffsetSelector(other, name)) {
-				return false
+			switch {
+			case n.Op == parser.LAND || n.Op == parser.LUNLESS:
+				if child == n.RHS {
+					return false // only the label sets of the right side matter
+				}
+			case n.Op == parser.LOR:
+			case n.Op == parser.SUB && (vs.OriginalOffset != 0 || hasOffsetSelector(other, name)):
+				return false // x - x offset 1h is a hand-written increase
+			case !n.Op.IsComparisonOperator() && isScalarExpr(other):
+				// counter * 1000 is still a counter (a unit change).
+			default:
+				used = true
 			}
-			return true
 		}
 		child = path[i]
 	}
-	return alert
+	return used || alert
+}
+
+// isScalarExpr reports whether an expression is a number (or a scalar
+// expression of numbers).
+func isScalarExpr(e parser.Node) bool {
+	switch n := unwrapParens(asExpr(e)).(type) {
+	case *parser.NumberLiteral:
+		return n != nil
+	case *parser.UnaryExpr:
+		return n != nil && isScalarExpr(n.Expr)
+	case *parser.BinaryExpr:
+		return n != nil && isScalarExpr(n.LHS) && isScalarExpr(n.RHS)
+	}
+	return false
+}
+
+func asExpr(n parser.Node) parser.Expr {
+	e, _ := n.(parser.Expr)
+	return e
 }
 
 func hasOffsetSelector(e parser.Node, name string) bool {

@@ -29,16 +29,14 @@ func promqlHistogramLe(p *Pass, r *Rule) {
 			return
 		}
 		for _, agg := range aggregationsDroppingLe(c.Args[1], 0) {
-			kw := "by"
-			if agg.Without {
-				kw = "without"
+			desc := agg.Op.String()
+			switch {
+			case agg.Without:
+				desc += " without (" + strings.Join(agg.Grouping, ", ") + ")"
+			case len(agg.Grouping) > 0:
+				desc += " by (" + strings.Join(agg.Grouping, ", ") + ")"
 			}
-			how := "drops it"
-			if agg.Without {
-				how = "removes it"
-			}
-			p.ReportExpr(r, agg.PositionRange(), "histogram_quantile needs the le label of the buckets, but %s %s (%s) %s: add le to the by clause",
-				agg.Op, kw, strings.Join(agg.Grouping, ", "), how)
+			p.ReportExpr(r, agg.PositionRange(), "histogram_quantile needs the le label of the buckets, but %s drops it: keep le, as in sum by (le, ...)", desc)
 		}
 	})
 }

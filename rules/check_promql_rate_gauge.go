@@ -14,14 +14,13 @@ var checkPromQLRateGauge = &Check{
 	Help: "rate(), irate() and increase() assume a counter: every drop of a gauge is read as a counter reset and adds a jump. " +
 		"For the trend of a gauge use deriv() or delta(). Gauges are known from the LLM metric catalogue.",
 	Severity: Error,
-	Rule:     promqlRateGauge,
+	File:     perRule(promqlRateGauge),
 }
 
-func promqlRateGauge(p *Pass, r *Rule) {
+func promqlRateGauge(p *Pass, r *Rule, ff *fileFacts) {
 	if !ruleExprOK(r) {
 		return
 	}
-	recorded := recordedNames(p.File)
 	walkAST(r.Expr.AST, func(n parser.Node, _ []parser.Node) {
 		c, ok := n.(*parser.Call)
 		if !ok || len(c.Args) == 0 {
@@ -50,7 +49,7 @@ func promqlRateGauge(p *Pass, r *Rule) {
 		if !ok {
 			return
 		}
-		if t, fromCat := seriesType(name, recorded); t != catalog.Gauge || !fromCat {
+		if t, fromCat := seriesType(name, r, ff); t != catalog.Gauge || !fromCat {
 			return
 		}
 		p.ReportExpr(r, c.PositionRange(), "%s() on %s, which is a gauge: %s assumes a counter and reads every drop as a reset; use deriv() or delta()",

@@ -34,6 +34,17 @@ var registry = []*Check{
 	checkAlertsRunbook,
 	checkAlertsComparison,
 	checkPromQLRange,
+	// LLM metric catalogue and type-aware PromQL checks.
+	checkCatalogUnknownMetric,
+	checkCatalogCounterSuffix,
+	checkCatalogRemovedMetric,
+	checkCatalogSeriesSuffix,
+	checkCatalogLabel,
+	checkPromQLCounter,
+	checkPromQLRateGauge,
+	checkPromQLHistogramLe,
+	checkPromQLLeBucket,
+	checkSeriesLive,
 }
 
 // Checks returns every registered check.

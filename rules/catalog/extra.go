@@ -49,7 +49,21 @@ var gaieRenames = []struct {
 	{"inference_model_running_requests", "inference_objective_running_requests", Gauge},
 }
 
+// replacements for removed names whose catalogue entry gives none: the
+// first SGLang collector's names and their current equivalents (the
+// catalogue's cross_engine_equivalents).
+var replacements = map[string]string{
+	"sglang:num_requests_running": "sglang:num_running_reqs",
+	"sglang:num_requests_waiting": "sglang:num_queue_reqs",
+	"sglang:queue_req":            "sglang:num_queue_reqs",
+}
+
 func addExtra(c *Catalog) {
+	for name, repl := range replacements {
+		if m := c.metrics[name]; m != nil && m.ReplacedBy == "" {
+			m.ReplacedBy = repl
+		}
+	}
 	gaie := &Server{
 		Key:    "gaie",
 		Title:  "Gateway API Inference Extension",
@@ -60,7 +74,7 @@ func addExtra(c *Catalog) {
 	for _, r := range gaieRenames {
 		c.add(&Metric{
 			Name: r.old, Server: gaie, Type: r.typ, Status: Removed,
-			Until:      "the InferenceModel to InferenceObjective rename",
+			Until:      "renamed when InferenceModel became InferenceObjective",
 			ReplacedBy: r.new, Confidence: "medium",
 		})
 	}
