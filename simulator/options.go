@@ -1,0 +1,96 @@
+package simulator
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Server is the kind of server simulated.
+type Server string
+
+const (
+	ServerVLLM   Server = "vllm"    // vLLM with the V1 engine (current releases)
+	ServerVLLMV0 Server = "vllm-v0" // vLLM with the legacy V0 engine (about 0.7)
+	ServerTGI    Server = "tgi"     // Hugging Face text-generation-inference v3
+	ServerSGLang Server = "sglang"  // SGLang
+	ServerTriton Server = "triton"  // NVIDIA Triton Inference Server
+)
+
+// Servers lists every server kind.
+func Servers() []Server {
+	return []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton}
+}
+
+// Options configure a Simulator. Zero values take the defaults noted.
+type Options struct {
+	Server   Server // default vllm
+	Scenario string // default steady
+	Seed     uint64 // random seed; the same seed gives the same output
+	// Speed compresses time: with Speed 10 one wall second is ten simulated
+	// seconds. Default 1.
+	Speed float64
+	// Model is the model_name label (model label on Triton).
+	// Default meta-llama/Llama-3.1-8B-Instruct.
+	Model string
+	// MaxModelLen sets the token-count bucket layouts (vLLM's 1-2-5 buckets,
+	// TGI's input and total-token buckets). Default 8192.
+	MaxModelLen int
+	// Now is the clock, read once per scrape or scenario change.
+	// Default time.Now.
+	Now func() time.Time
+	// Start is when the simulated server started. Default Now().
+	Start time.Time
+	// Logger gets scenario changes; nil discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() error {
+	if o.Server == "" {
+		o.Server = ServerVLLM
+	}
+	known := false
+	for _, s := range Servers() {
+		known = known || s == o.Server
+	}
+	if !known {
+		return fmt.Errorf("unknown server %q (valid: %s)", o.Server, joinServers())
+	}
+	if o.Scenario == "" {
+		o.Scenario = "steady"
+	}
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if o.Speed < 0 || o.Speed > 1e6 {
+		return fmt.Errorf("speed %v out of range (0, 1e6]", o.Speed)
+	}
+	if o.Model == "" {
+		o.Model = "meta-llama/Llama-3.1-8B-Instruct"
+	}
+	if o.MaxModelLen == 0 {
+		o.MaxModelLen = 8192
+	}
+	if o.MaxModelLen < 16 || o.MaxModelLen > 10_000_000 {
+		return fmt.Errorf("max model length %d out of range [16, 10000000]", o.MaxModelLen)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Start.IsZero() {
+		o.Start = o.Now()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+func joinServers() string {
+	var names []string
+	for _, s := range Servers() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}

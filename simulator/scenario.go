@@ -1,0 +1,195 @@
+package simulator
+
+import (
+	"slices"
+)
+
+// conditions is what a simulated server experiences at one moment of a
+// scenario. Gauges are targets that the server state follows with a short
+// lag; rates are per simulated second; latencies are medians in seconds.
+type conditions struct {
+	rate        float64 // request arrivals per second
+	finishRate  float64 // requests finishing per second; 0 means rate
+	running     float64 // requests in the running batch
+	waiting     float64 // requests queued
+	kv          float64 // GPU KV-cache usage, 0..1
+	cpuKV       float64 // V0 CPU swap-space usage, 0..1
+	swapped     float64 // V0 requests swapped to CPU
+	preemptRate float64 // preemptions per second
+	ttft        float64 // time to first token
+	itl         float64 // inter-token latency
+	abortFrac   float64 // finished requests aborted (client gone, cancelled)
+	errorFrac   float64 // finished requests failed in the engine
+	http5xx     float64 // HTTP responses answered 5xx
+	prefixHit   float64 // prefix-cache hit ratio, in tokens
+	promptMean  float64 // prompt tokens per request
+	genMean     float64 // generated tokens per request
+	down        bool    // the endpoint answers 503
+}
+
+// baseline is a healthy server under moderate load. The numbers hang
+// together: running ≈ rate × e2e latency (Little's law).
+func baseline() conditions {
+	return conditions{
+		rate:       4,
+		running:    22,
+		kv:         0.35,
+		ttft:       0.18,
+		itl:        0.025,
+		abortFrac:  0.01,
+		errorFrac:  0.001,
+		http5xx:    0.002,
+		prefixHit:  0.4,
+		promptMean: 600,
+		genMean:    220,
+	}
+}
+
+// Scenario describes one scenario for listings and errors.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// scenario is a timeline: at(t) gives the conditions t simulated seconds
+// after the scenario was selected. Conditions change, then hold.
+type scenario struct {
+	Scenario
+	only []Server // servers that support it; nil means all
+	at   func(t float64) conditions
+}
+
+// lerp moves from a to b between t0 and t1 (seconds) and holds after.
+func lerp(t, t0, t1, a, b float64) float64 {
+	switch {
+	case t <= t0:
+		return a
+	case t >= t1:
+		return b
+	}
+	return a + (b-a)*(t-t0)/(t1-t0)
+}
+
+// onsetStart and onsetEnd bound the change in most scenarios: a short
+// healthy lead-in, then the condition builds up over a minute and a half.
+const (
+	onsetStart = 30.0
+	onsetEnd   = 120.0
+)
+
+func scenarios() []scenario {
+	return []scenario{
+		{Scenario{"steady", "Healthy server under moderate load."}, nil,
+			func(float64) conditions { return baseline() }},
+		{Scenario{"ramp", "Load rises from 2 to 16 requests/s over ten minutes; cache, queue and TTFT follow."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, 0, 600, 2, 16)
+				c.ttft = 0.15 + max(0, c.rate-10)*0.3
+				c.kv = min(0.92, 0.1+0.05*c.rate)
+				c.waiting = max(0, c.rate-12) * 5
+				c.running = c.rate * (c.ttft + c.genMean*c.itl)
+				return c
+			}},
+		{Scenario{"kv-saturation", "KV cache fills up to 99%: requests queue, TTFT rises, some preemptions."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, onsetEnd, 4, 9)
+				c.kv = lerp(t, onsetStart, onsetEnd, 0.35, 0.99)
+				c.running = lerp(t, onsetStart, onsetEnd, 22, 60)
+				c.waiting = lerp(t, onsetStart, onsetEnd, 0, 35)
+				c.ttft = lerp(t, onsetStart, onsetEnd, 0.18, 1.5)
+				c.preemptRate = lerp(t, onsetStart, onsetEnd, 0, 0.5)
+				c.cpuKV = lerp(t, onsetStart, onsetEnd, 0, 0.15)
+				c.swapped = lerp(t, onsetStart, onsetEnd, 0, 3)
+				return c
+			}},
+		{Scenario{"preemption-storm", "Cache full and the scheduler preempts several requests a second."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, 90, 4, 7)
+				c.kv = lerp(t, onsetStart, 90, 0.35, 0.97)
+				c.running = lerp(t, onsetStart, 90, 22, 45)
+				c.waiting = lerp(t, onsetStart, 90, 0, 25)
+				c.preemptRate = lerp(t, onsetStart, 90, 0, 4)
+				c.ttft = lerp(t, onsetStart, 90, 0.18, 2)
+				c.itl = lerp(t, onsetStart, 90, 0.025, 0.06)
+				return c
+			}},
+		{Scenario{"swap", "V0 only: the GPU cache is full and requests are swapped to CPU; CPU cache usage rises."}, []Server{ServerVLLMV0},
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, 150, 4, 7)
+				c.kv = lerp(t, onsetStart, 90, 0.35, 0.97)
+				c.cpuKV = lerp(t, onsetStart, 150, 0, 0.8)
+				c.swapped = lerp(t, onsetStart, 150, 0, 24)
+				c.running = lerp(t, onsetStart, 90, 22, 40)
+				c.waiting = lerp(t, onsetStart, 150, 0, 20)
+				c.preemptRate = lerp(t, onsetStart, 90, 0, 2)
+				c.ttft = lerp(t, onsetStart, 150, 0.18, 1.5)
+				return c
+			}},
+		{Scenario{"ttft-spike", "Time to first token jumps to about 8 s median (p99 well above 10 s) while requests queue."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.ttft = lerp(t, onsetStart, 60, 0.18, 8)
+				c.waiting = lerp(t, onsetStart, 60, 0, 30)
+				c.kv = lerp(t, onsetStart, 60, 0.35, 0.6)
+				return c
+			}},
+		{Scenario{"error-burst", "A quarter of requests are aborted, one in eight fails, 30% of HTTP responses are 5xx."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.abortFrac = lerp(t, onsetStart, 45, 0.01, 0.25)
+				c.errorFrac = lerp(t, onsetStart, 45, 0.001, 0.12)
+				c.http5xx = lerp(t, onsetStart, 45, 0.002, 0.3)
+				return c
+			}},
+		{Scenario{"fragmentation", "Cache full while only a few requests run: the queue grows and throughput collapses."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.kv = lerp(t, onsetStart, 90, 0.35, 0.96)
+				c.running = lerp(t, onsetStart, 90, 22, 3)
+				c.waiting = lerp(t, onsetStart, 90, 0, 25)
+				c.finishRate = lerp(t, onsetStart, 90, 4, 0.5)
+				c.ttft = lerp(t, onsetStart, 90, 0.18, 3)
+				return c
+			}},
+		{Scenario{"overprovisioned", "Busy server whose KV cache stays nearly empty: memory is wasted."}, nil,
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, 90, 4, 8)
+				c.running = lerp(t, onsetStart, 90, 22, 40)
+				c.kv = lerp(t, onsetStart, 90, 0.35, 0.06)
+				c.promptMean = lerp(t, onsetStart, 90, 600, 150)
+				c.genMean = lerp(t, onsetStart, 90, 220, 120)
+				return c
+			}},
+		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, nil,
+			func(float64) conditions {
+				c := baseline()
+				c.down = true
+				return c
+			}},
+	}
+}
+
+// scenariosFor lists the scenarios a server supports, in a stable order.
+func scenariosFor(s Server) []scenario {
+	var out []scenario
+	for _, sc := range scenarios() {
+		if sc.only == nil || slices.Contains(sc.only, s) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// Scenarios lists the scenarios the given server supports.
+func Scenarios(s Server) []Scenario {
+	var out []Scenario
+	for _, sc := range scenariosFor(s) {
+		out = append(out, sc.Scenario)
+	}
+	return out
+}

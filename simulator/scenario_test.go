@@ -1,0 +1,268 @@
+package simulator
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// timeline scrapes a simulator every 15 simulated seconds for total, with
+// the scenario selected at the start.
+type timeline struct {
+	t     *testing.T
+	every time.Duration
+	snaps []map[string]*dto.MetricFamily
+}
+
+func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
+	t.Helper()
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11})
+	tl := &timeline{t: t, every: 15 * time.Second}
+	for at := time.Duration(0); at <= total; at += tl.every {
+		tl.snaps = append(tl.snaps, scrape(t, s))
+		clk.advance(tl.every)
+	}
+	return tl
+}
+
+func (tl *timeline) at(d time.Duration) map[string]*dto.MetricFamily {
+	i := int(d / tl.every)
+	if i >= len(tl.snaps) {
+		tl.t.Fatalf("no scrape at %v", d)
+	}
+	return tl.snaps[i]
+}
+
+// gauge reads a gauge (summed over matching series) at d.
+func (tl *timeline) gauge(d time.Duration, name string, match map[string]string) float64 {
+	v := value(tl.at(d), name, match)
+	if math.IsNaN(v) {
+		tl.t.Fatalf("%s missing at %v", name, d)
+	}
+	return v
+}
+
+// rate is the per-second increase of a counter between a and b.
+// A counter with no series yet counts as 0, as after a restart.
+func (tl *timeline) rate(a, b time.Duration, name string, match map[string]string) float64 {
+	va, vb := value(tl.at(a), name, match), value(tl.at(b), name, match)
+	if math.IsNaN(va) {
+		va = 0
+	}
+	if math.IsNaN(vb) {
+		tl.t.Fatalf("%s missing at %v", name, b)
+	}
+	return (vb - va) / (b - a).Seconds()
+}
+
+// countRate is the per-second increase of a histogram's count.
+func (tl *timeline) countRate(a, b time.Duration, name string) float64 {
+	ha, hb := histogram(tl.t, tl.at(a), name), histogram(tl.t, tl.at(b), name)
+	return (hb.cum[len(hb.cum)-1] - ha.cum[len(ha.cum)-1]) / (b - a).Seconds()
+}
+
+// quantile is histogram_quantile over the increase between a and b.
+func (tl *timeline) quantile(q float64, a, b time.Duration, name string) float64 {
+	return histogram(tl.t, tl.at(b), name).minus(histogram(tl.t, tl.at(a), name)).quantile(q)
+}
+
+const sec = time.Second
+
+func TestScenarioSteady(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "steady", 10*time.Minute)
+	for d := 15 * sec; d <= 10*time.Minute; d += time.Minute {
+		if kv := tl.gauge(d, "vllm:kv_cache_usage_perc", nil); kv < 0.2 || kv > 0.6 {
+			t.Errorf("steady: kv cache usage %.3f at %v, want 0.2..0.6", kv, d)
+		}
+	}
+	if r := tl.rate(0, 10*time.Minute, "vllm:num_preemptions_total", nil); r != 0 {
+		t.Errorf("steady: %.3f preemptions/s, want none", r)
+	}
+	all := tl.rate(0, 10*time.Minute, "http_requests_total", nil)
+	bad := tl.rate(0, 10*time.Minute, "http_requests_total", map[string]string{"status": "5xx"})
+	if all < 2 || bad/all > 0.02 {
+		t.Errorf("steady: %.2f req/s with 5xx ratio %.3f, want >= 2 req/s and < 2%% errors", all, bad/all)
+	}
+	if p99 := tl.quantile(0.99, 0, 10*time.Minute, "vllm:time_to_first_token_seconds"); p99 > 1.5 {
+		t.Errorf("steady: TTFT p99 %.2fs, want < 1.5s", p99)
+	}
+}
+
+func TestScenarioRamp(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "ramp", 10*time.Minute)
+	early := tl.countRate(0, 2*time.Minute, "vllm:e2e_request_latency_seconds")
+	late := tl.countRate(8*time.Minute, 10*time.Minute, "vllm:e2e_request_latency_seconds")
+	if late < 3*early {
+		t.Errorf("ramp: %.2f req/s early, %.2f late; want at least 3x more", early, late)
+	}
+	if a, b := tl.gauge(0, "vllm:kv_cache_usage_perc", nil), tl.gauge(10*time.Minute, "vllm:kv_cache_usage_perc", nil); b < a+0.3 {
+		t.Errorf("ramp: kv cache usage %.2f -> %.2f, want a rise of 0.3 or more", a, b)
+	}
+	if w := tl.gauge(10*time.Minute, "vllm:num_requests_waiting", nil); w < 5 {
+		t.Errorf("ramp: %v waiting at the end, want a queue", w)
+	}
+}
+
+func TestScenarioKVSaturation(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "kv-saturation", 3*time.Minute)
+	if kv := tl.gauge(15*sec, "vllm:kv_cache_usage_perc", nil); kv > 0.5 {
+		t.Errorf("kv-saturation: usage %.3f before onset, want healthy (< 0.5)", kv)
+	}
+	end := tl.gauge(3*time.Minute, "vllm:kv_cache_usage_perc", nil)
+	if end <= 0.95 || end > 1 {
+		t.Errorf("kv-saturation: vllm:kv_cache_usage_perc %.3f after 3 minutes, want in (0.95, 1]", end)
+	}
+	if w := tl.gauge(3*time.Minute, "vllm:num_requests_waiting", nil); w < 20 {
+		t.Errorf("kv-saturation: %v requests waiting, want a queue of 20 or more", w)
+	}
+	// The same scenario on SGLang fills its token pool.
+	sg := runScenario(t, ServerSGLang, "kv-saturation", 3*time.Minute)
+	if u := sg.gauge(3*time.Minute, "sglang:token_usage", nil); u <= 0.95 {
+		t.Errorf("kv-saturation on sglang: token_usage %.2f, want > 0.95", u)
+	}
+	// And on Triton's TensorRT-LLM backend, the used/max block ratio.
+	tr := runScenario(t, ServerTriton, "kv-saturation", 3*time.Minute)
+	used := tr.gauge(3*time.Minute, "nv_trt_llm_kv_cache_block_metrics", map[string]string{"kv_cache_block_type": "used"})
+	total := tr.gauge(3*time.Minute, "nv_trt_llm_kv_cache_block_metrics", map[string]string{"kv_cache_block_type": "max"})
+	if used/total <= 0.95 {
+		t.Errorf("kv-saturation on triton: %v of %v KV blocks used, want > 95%%", used, total)
+	}
+}
+
+func TestScenarioPreemptionStorm(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "preemption-storm", 3*time.Minute)
+	before := tl.rate(0, 30*sec, "vllm:num_preemptions_total", nil)
+	during := tl.rate(2*time.Minute, 3*time.Minute, "vllm:num_preemptions_total", nil)
+	if before != 0 || during < 2 {
+		t.Errorf("preemption-storm: %.2f preemptions/s before onset, %.2f after; want 0 then >= 2", before, during)
+	}
+}
+
+func TestScenarioSwapV0(t *testing.T) {
+	tl := runScenario(t, ServerVLLMV0, "swap", 4*time.Minute)
+	if c := tl.gauge(15*sec, "vllm:cpu_cache_usage_perc", nil); c != 0 {
+		t.Errorf("swap: CPU cache usage %.3f before onset, want 0", c)
+	}
+	if c := tl.gauge(4*time.Minute, "vllm:cpu_cache_usage_perc", nil); c < 0.5 {
+		t.Errorf("swap: CPU cache usage %.3f after 4 minutes, want > 0.5", c)
+	}
+	if n := tl.gauge(4*time.Minute, "vllm:num_requests_swapped", nil); n < 10 {
+		t.Errorf("swap: %v requests swapped, want 10 or more", n)
+	}
+	if g := tl.gauge(4*time.Minute, "vllm:gpu_cache_usage_perc", nil); g < 0.9 {
+		t.Errorf("swap: GPU cache usage %.3f, want > 0.9", g)
+	}
+	// V1 does not swap: the scenario does not exist there.
+	_, err := New(Options{Server: ServerVLLM, Scenario: "swap"})
+	var unknown *UnknownScenarioError
+	if !errors.As(err, &unknown) {
+		t.Errorf("swap on V1: error %v, want UnknownScenarioError", err)
+	}
+}
+
+func TestScenarioTTFTSpike(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "ttft-spike", 3*time.Minute)
+	before := tl.quantile(0.99, 0, 30*sec, "vllm:time_to_first_token_seconds")
+	during := tl.quantile(0.99, 2*time.Minute, 3*time.Minute, "vllm:time_to_first_token_seconds")
+	if before > 1.5 || during < 10 {
+		t.Errorf("ttft-spike: TTFT p99 %.2fs before onset and %.2fs during, want < 1.5s then > 10s", before, during)
+	}
+	tr := runScenario(t, ServerTriton, "ttft-spike", 3*time.Minute)
+	if p := tr.quantile(0.9, 2*time.Minute, 3*time.Minute, "nv_inference_first_response_histogram_ms"); p < 2000 {
+		t.Errorf("ttft-spike on triton: first-response p90 %.0f ms, want > 2000", p)
+	}
+}
+
+func TestScenarioErrorBurst(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "error-burst", 3*time.Minute)
+	a, b := time.Minute, 3*time.Minute
+	all := tl.rate(a, b, "http_requests_total", nil)
+	bad := tl.rate(a, b, "http_requests_total", map[string]string{"status": "5xx"})
+	if bad/all < 0.2 {
+		t.Errorf("error-burst: 5xx ratio %.3f, want > 0.2", bad/all)
+	}
+	finished := tl.rate(a, b, "vllm:request_success_total", nil)
+	abort := tl.rate(a, b, "vllm:request_success_total", map[string]string{"finished_reason": "abort"})
+	failed := tl.rate(a, b, "vllm:request_success_total", map[string]string{"finished_reason": "error"})
+	if abort/finished < 0.15 || failed/finished < 0.05 {
+		t.Errorf("error-burst: abort ratio %.3f, error ratio %.3f; want > 0.15 and > 0.05", abort/finished, failed/finished)
+	}
+	base := tl.rate(0, 30*sec, "http_requests_total", map[string]string{"status": "5xx"})
+	if base > 0.1 {
+		t.Errorf("error-burst: %.2f 5xx/s before onset, want about none", base)
+	}
+	tg := runScenario(t, ServerTGI, "error-burst", 3*time.Minute)
+	if r := tg.rate(a, b, "tgi_request_failure", nil); r < 0.5 {
+		t.Errorf("error-burst on tgi: %.2f failures/s, want > 0.5", r)
+	}
+}
+
+func TestScenarioFragmentation(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "fragmentation", 3*time.Minute)
+	end := 3 * time.Minute
+	kv := tl.gauge(end, "vllm:kv_cache_usage_perc", nil)
+	running := tl.gauge(end, "vllm:num_requests_running", nil)
+	waiting := tl.gauge(end, "vllm:num_requests_waiting", nil)
+	if kv < 0.9 || running > 6 || waiting < 15 {
+		t.Errorf("fragmentation: kv %.2f, running %v, waiting %v; want cache full, few running, a queue", kv, running, waiting)
+	}
+	before := tl.rate(0, 30*sec, "vllm:request_success_total", nil)
+	after := tl.rate(2*time.Minute, end, "vllm:request_success_total", nil)
+	if before < 2.5 || after > 1.5 {
+		t.Errorf("fragmentation: throughput %.2f -> %.2f req/s, want a collapse", before, after)
+	}
+}
+
+func TestScenarioOverprovisioned(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "overprovisioned", 3*time.Minute)
+	kv := tl.gauge(3*time.Minute, "vllm:kv_cache_usage_perc", nil)
+	running := tl.gauge(3*time.Minute, "vllm:num_requests_running", nil)
+	if kv > 0.12 || running < 30 {
+		t.Errorf("overprovisioned: kv %.3f with %v running, want < 0.12 under load (>= 30 running)", kv, running)
+	}
+}
+
+func TestScenarioDown(t *testing.T) {
+	s, clk := newTestSim(t, Options{Server: ServerVLLM, Scenario: "down"})
+	clk.advance(30 * sec)
+	if err := s.WriteMetrics(new(discard)); !errors.Is(err, ErrDown) {
+		t.Fatalf("down: WriteMetrics error %v, want ErrDown", err)
+	}
+	if err := s.SetScenario("steady"); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(15 * sec)
+	if v := value(scrape(t, s), "vllm:num_requests_running", nil); math.IsNaN(v) {
+		t.Error("after recovery from down: no vllm:num_requests_running")
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Every scenario runs on every server it is listed for without errors and
+// keeps every gauge in range.
+func TestEveryScenarioOnEveryServer(t *testing.T) {
+	for _, server := range Servers() {
+		for _, sc := range Scenarios(server) {
+			if sc.Name == "down" {
+				continue
+			}
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5})
+			clk.advance(5 * time.Minute)
+			mfs := scrape(t, s)
+			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
+				if v := value(mfs, name, nil); !math.IsNaN(v) && (v < 0 || v > 1) {
+					t.Errorf("%s/%s: %s = %v, want 0..1", server, sc.Name, name, v)
+				}
+			}
+			if len(mfs) < 10 {
+				t.Errorf("%s/%s: only %d families", server, sc.Name, len(mfs))
+			}
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package simulator
+
+import "time"
+
+// sglang exposes SGLang's /metrics (--enable-metrics): prometheus_client in
+// multiprocess mode, so no _created series and _sum before the buckets.
+// Scheduler metrics carry model_name and tp_rank, tokenizer-side
+// histograms model_name only (as in the 2026 capture). The grammar and
+// per-stage bucket layouts are not in the catalogue; the ones here are
+// plausible stand-ins.
+type sglang struct {
+	m     *model
+	start time.Time
+	list  familyList
+	sched []string // model_name, tp_rank
+	tok   []string // model_name
+
+	maxTotalTokens float64
+
+	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
+	utilization, retracted, paused                                                             *family
+	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
+	ttft, itl, e2e, queueTime, perStage                                                        *family
+}
+
+func newSGLang(opts Options, m *model) *sglang {
+	g := &sglang{m: m, start: opts.Start, sched: []string{opts.Model, "0"}, tok: []string{opts.Model}, maxTotalTokens: 430839}
+	l := &g.list
+	sl := []string{"model_name", "tp_rank"}
+	set := func(f *family, v float64) { f.with(opts.Start, g.sched...).value = v }
+	g.httpActive = l.gauge("sglang:http_requests_active", "Number of currently active HTTP requests", "endpoint", "method")
+	g.running = l.gauge("sglang:num_running_reqs", "The number of running requests.", sl...)
+	g.queued = l.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", sl...)
+	g.usedTokens = l.gauge("sglang:num_used_tokens", "The number of used tokens.", sl...)
+	g.tokenUsage = l.gauge("sglang:token_usage", "The token usage.", sl...)
+	g.cacheHitRate = l.gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", sl...)
+	g.maxTotal = l.gauge("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", sl...)
+	g.genThroughput = l.gauge("sglang:gen_throughput", "The generation throughput (token/s).", sl...)
+	g.utilization = l.gauge("sglang:utilization", "The utilization.", sl...)
+	set(l.gauge("sglang:is_cuda_graph", "Whether CUDA graph execution is active.", sl...), 1)
+	g.promptTokens = l.counter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", sl...)
+	g.generationTokens = l.counter("sglang:generation_tokens_total", "Number of generation tokens processed.", sl...)
+	g.cachedTokens = l.counter("sglang:cached_tokens_total", "Number of cached prompt tokens.", sl...)
+	g.requests = l.counter("sglang:num_requests_total", "Number of requests processed.", sl...)
+	set(l.counter("sglang:num_so_requests_total", "Number of structured output requests processed.", sl...), 0)
+	g.aborted = l.counter("sglang:num_aborted_requests_total", "Number of requests aborted.", sl...)
+	g.retracted = l.gauge("sglang:num_retracted_reqs", "The number of currently retracted requests.", sl...)
+	g.paused = l.gauge("sglang:num_paused_reqs", "The number of paused requests by async weight sync.", sl...)
+	set(l.gauge("sglang:spec_accept_length", "Average speculative decoding acceptance length.", sl...), 0)
+	set(l.gauge("sglang:spec_accept_rate", "Average speculative decoding acceptance rate.", sl...), 0)
+	set(l.gauge("sglang:engine_startup_time", "Time taken for the engine to start.", sl...), 42.7)
+	set(l.gauge("sglang:engine_load_weights_time", "Time taken to load model weights.", sl...), 11.3)
+	set(l.gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).", sl...), 0)
+	set(l.gauge("sglang:swa_token_usage", "The token usage for SWA layers.", sl...), 0)
+	set(l.gauge("sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue.", sl...), 0)
+	set(l.gauge("sglang:num_running_reqs_offline_batch", "The number of running low-priority offline batch requests(label is 'batch').", sl...), 0)
+	set(l.gauge("sglang:max_running_requests_under_SLO", "The maximum number of running requests under SLO.", sl...), 256)
+	set(l.counter("sglang:num_grammar_cache_hit_total", "Number of grammar cache hits.", sl...), 0)
+	set(l.counter("sglang:num_grammar_aborted_total", "Number of grammar aborted requests.", sl...), 0)
+	set(l.counter("sglang:num_grammar_total", "Number of the total grammar requests.", sl...), 0)
+	for _, h := range []struct {
+		name, help string
+		b          []float64
+	}{
+		{"sglang:grammar_compilation_time_seconds", "Histogram of grammar compilation time in seconds.", []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 40, 60, 90, 120, 240}},
+		{"sglang:grammar_schema_count", "Histogram of grammar schema count.", []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}},
+		{"sglang:grammar_ebnf_size", "Histogram of grammar EBNF size.", []float64{0, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000}},
+		{"sglang:grammar_tree_traversal_time_avg", "Histogram of average grammar tree traversal time in seconds.", []float64{0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}},
+		{"sglang:grammar_tree_traversal_time_max", "Histogram of max grammar tree traversal time in seconds.", []float64{0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}},
+	} {
+		l.histogram(h.name, h.help, h.b, sl...).with(opts.Start, g.sched...)
+	}
+	g.perStage = l.histogram("sglang:per_stage_req_latency_seconds", "The latency of each stage of requests.", exponential(0.001, 1.62, 30), "model_name", "tp_rank", "stage")
+	g.ttft = l.histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", sglangTTFT, "model_name")
+	g.itl = l.histogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", sglangITL, "model_name")
+	g.e2e = l.histogram("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", sglangE2E, "model_name")
+	g.queueTime = l.histogram("sglang:queue_time_seconds", "Histogram of queueing time in seconds.", sglangQueue, "model_name")
+	for _, f := range []*family{g.running, g.queued, g.usedTokens, g.tokenUsage, g.cacheHitRate, g.genThroughput, g.utilization,
+		g.promptTokens, g.generationTokens, g.cachedTokens, g.requests, g.aborted, g.retracted, g.paused} {
+		f.with(opts.Start, g.sched...)
+	}
+	set(g.maxTotal, g.maxTotalTokens)
+	for _, f := range []*family{g.ttft, g.itl, g.e2e, g.queueTime} {
+		f.with(opts.Start, g.tok...)
+	}
+	g.httpActive.with(opts.Start, "/generate", "POST")
+	return g
+}
+
+func (g *sglang) families() []*family { return g.list.list }
+
+func (g *sglang) exposition() exposition {
+	return exposition{style: stylePythonMultiprocess, format: formatPython}
+}
+
+func (g *sglang) record(s *step) {
+	at := g.start
+	set := func(f *family, v float64) { f.with(at, g.sched...).value = v }
+	add := func(f *family, v float64) { f.with(at, g.sched...).value += v }
+	set(g.running, s.state.running)
+	set(g.queued, s.state.waiting)
+	set(g.tokenUsage, float64(int(s.state.kv*100))/100)
+	set(g.usedTokens, float64(int(s.state.kv*g.maxTotalTokens)))
+	set(g.cacheHitRate, s.state.prefixHit)
+	set(g.utilization, clamp(s.state.running/64, 0, 1))
+	// Retraction is SGLang's preemption: retracted requests show as a gauge.
+	set(g.retracted, float64(s.preemptions))
+	if s.cond.itl > 0 {
+		set(g.genThroughput, s.state.running/s.cond.itl)
+	}
+	g.httpActive.with(at, "/generate", "POST").value = s.state.running + s.state.waiting
+	for _, r := range s.finished {
+		if r.rejected {
+			continue
+		}
+		add(g.requests, 1)
+		add(g.promptTokens, r.prompt)
+		add(g.generationTokens, r.gen)
+		add(g.cachedTokens, r.cached)
+		if r.reason == "abort" || r.reason == "error" {
+			add(g.aborted, 1)
+		}
+		obs := func(f *family, x float64) { f.observe(f.with(at, g.tok...), x, 1) }
+		obs(g.ttft, r.ttft)
+		obs(g.e2e, r.e2e)
+		obs(g.queueTime, r.queue)
+		spread(g.m, g.itl, g.itl.with(at, g.tok...), r.itl, r.gen-1)
+		for _, st := range []struct {
+			stage string
+			v     float64
+		}{{"prefill_waiting", r.queue}, {"prefill_forward", r.prefill}, {"decode_forward", r.decode}} {
+			g.perStage.observe(g.perStage.with(s.now, append(append([]string(nil), g.sched...), st.stage)...), st.v, 1)
+		}
+	}
+}
