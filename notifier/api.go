@@ -1,0 +1,33 @@
+package notifier
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// APIHandler serves Alertmanager's API v2 over the notifier's own state:
+// silences (GET/POST /api/v2/silences, GET/DELETE /api/v2/silence/{id}),
+// alerts (GET/POST /api/v2/alerts), alert groups, receivers and status, so
+// amtool --alertmanager.url works against paged. Paths are absolute: mount
+// the handler at /api/v2/ without stripping the prefix. When
+// Options.AuthToken is set, every request that changes state needs
+// "Authorization: Bearer <token>".
+func (n *Notifier) APIHandler() http.Handler {
+	h := n.api.Handler
+	token := n.opts.AuthToken
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
+				http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

@@ -1,0 +1,63 @@
+package notifier
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/alertmanager/template"
+)
+
+// linkBuilder makes the links of a message: runbooks and silences.
+type linkBuilder struct {
+	external    *url.URL // paged's external URL, without a trailing slash
+	runbookBase string   // runbook_base_url; empty means {external}/runbooks/
+}
+
+// Runbook resolves a runbook_url annotation: absolute URLs are kept,
+// relative ones resolve against runbook_base_url, or paged's own
+// /runbooks/ when that is empty. It returns "" for no or a broken link.
+func (l linkBuilder) Runbook(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return ""
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	if r.IsAbs() {
+		return r.String()
+	}
+	baseStr := l.runbookBase
+	if baseStr == "" {
+		baseStr = l.external.String() + "/runbooks/"
+	}
+	if !strings.HasSuffix(baseStr, "/") {
+		baseStr += "/"
+	}
+	base, err := url.Parse(baseStr)
+	if err != nil {
+		return ""
+	}
+	// "vllm/KVCacheSaturated.md" and "/vllm/..." both live under the base.
+	r.Path = strings.TrimPrefix(r.Path, "/")
+	return base.ResolveReference(r).String()
+}
+
+// Silence links to paged's silence form with the alert's matchers filled
+// in, in Alertmanager's UI format: /#/silences/new?filter={a="b",...}.
+func (l linkBuilder) Silence(ls template.KV) string {
+	names := make([]string, 0, len(ls))
+	for k := range ls {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, k+"="+strconv.Quote(ls[k]))
+	}
+	filter := "{" + strings.Join(parts, ",") + "}"
+	return l.external.String() + "/#/silences/new?filter=" + url.QueryEscape(filter)
+}

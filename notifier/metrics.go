@@ -1,0 +1,90 @@
+package notifier
+
+import (
+	"context"
+
+	"github.com/prometheus/alertmanager/alert"
+	"github.com/prometheus/alertmanager/notify"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are paged's own counters, next to Alertmanager's
+// alertmanager_notifications_* which the embedded pipeline also exports.
+type metrics struct {
+	notifications *prometheus.CounterVec // receiver, integration, outcome
+	retries       *prometheus.CounterVec // receiver, integration
+	dropped       *prometheus.CounterVec // reason
+	slackErrors   *prometheus.CounterVec // error (Slack's ok:false code)
+	forwarded     *prometheus.CounterVec // alertmanager, outcome
+}
+
+// Outcomes of one delivery attempt.
+const (
+	outcomeSuccess   = "success"
+	outcomeRetry     = "retry"     // failed, will be retried
+	outcomePermanent = "permanent" // failed, not retried (ok:false, 4xx, bad template)
+)
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_notifications_total",
+			Help: "Delivery attempts by receiver, integration and outcome (success, retry, permanent).",
+		}, []string{"receiver", "integration", "outcome"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_retries_total",
+			Help: "Delivery attempts that failed and will be retried.",
+		}, []string{"receiver", "integration"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_dropped_total",
+			Help: "Alerts or notifications dropped, by reason.",
+		}, []string{"reason"}),
+		slackErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_slack_errors_total",
+			Help: "Slack API responses with ok:false, by error code.",
+		}, []string{"error"}),
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_forwarded_alerts_total",
+			Help: "Alerts sent to external Alertmanagers, by outcome.",
+		}, []string{"alertmanager", "outcome"}),
+	}
+	for _, c := range []prometheus.Collector{m.notifications, m.retries, m.dropped, m.slackErrors, m.forwarded} {
+		// A second Notifier on the same registry keeps counting in its own
+		// collectors; only the first one is exported.
+		_ = reg.Register(c)
+	}
+	for _, r := range []string{"invalid", "store", "forward_queue_full", "permanent_failure"} {
+		m.dropped.WithLabelValues(r)
+	}
+	return m
+}
+
+// instrumented counts the verdicts of an integration.
+type instrumented struct {
+	next                  notify.Notifier
+	m                     *metrics
+	receiver, integration string
+}
+
+func (m *metrics) wrap(next notify.Notifier, receiver, integration string) notify.Notifier {
+	for _, o := range []string{outcomeSuccess, outcomeRetry, outcomePermanent} {
+		m.notifications.WithLabelValues(receiver, integration, o)
+	}
+	m.retries.WithLabelValues(receiver, integration)
+	return &instrumented{next: next, m: m, receiver: receiver, integration: integration}
+}
+
+func (i *instrumented) Notify(ctx context.Context, alerts ...*alert.Alert) notify.NotifyVerdict {
+	v := i.next.Notify(ctx, alerts...)
+	switch {
+	case v.Err() == nil:
+		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomeSuccess).Inc()
+	case v.ShouldRetry():
+		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomeRetry).Inc()
+		i.m.retries.WithLabelValues(i.receiver, i.integration).Inc()
+	default:
+		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomePermanent).Inc()
+		i.m.dropped.WithLabelValues("permanent_failure").Inc()
+	}
+	return v
+}

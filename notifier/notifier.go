@@ -1,0 +1,497 @@
+// Package notifier routes alerts to Slack, webhooks and external
+// Alertmanagers. It embeds Alertmanager's own parts, as Grafana's alerting
+// does: provider/mem holds the alerts, dispatch groups them along the
+// route tree, inhibit and silence mute them, nflog deduplicates and keeps
+// per-group state (the Slack message a group edits), and the notify
+// pipeline's stages do the rest. paged adds the integrations.
+package notifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/alertmanager/alert"
+	apiv2 "github.com/prometheus/alertmanager/api/v2"
+	"github.com/prometheus/alertmanager/dispatch"
+	"github.com/prometheus/alertmanager/eventrecorder"
+	"github.com/prometheus/alertmanager/featurecontrol"
+	"github.com/prometheus/alertmanager/inhibit"
+	"github.com/prometheus/alertmanager/labelset"
+	"github.com/prometheus/alertmanager/nflog"
+	"github.com/prometheus/alertmanager/notify"
+	"github.com/prometheus/alertmanager/provider/mem"
+	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/alertmanager/template"
+	"github.com/prometheus/alertmanager/timeinterval"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/pagedhq/paged/rules"
+)
+
+// Options configures a Notifier. Zero values get the documented defaults.
+type Options struct {
+	Config *Config
+	// StoragePath holds the silences and notification log snapshots
+	// (files "silences" and "nflog", as in Alertmanager's data directory).
+	// Empty keeps state in memory only.
+	StoragePath string
+	// ExternalURL is paged's public base URL: silence links and the
+	// default runbook base ({ExternalURL}/runbooks/).
+	ExternalURL string
+	// RunbookBaseURL resolves relative runbook_url annotations.
+	RunbookBaseURL string
+	// AuthToken, when set, is the bearer token required by the API's
+	// mutating requests.
+	AuthToken  string
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+
+	// Retention of silences and notification log entries (default 120h).
+	Retention time.Duration
+	// MaintenanceInterval is how often state is garbage-collected and
+	// snapshotted (default 15m); a snapshot is also written at shutdown.
+	MaintenanceInterval time.Duration
+	// ResolveTimeout is the end given to alerts posted to the API without
+	// one (default 5m, Alertmanager's).
+	ResolveTimeout time.Duration
+	// ForwardQueueCapacity bounds the queue of each external Alertmanager
+	// (default 10000); when full, the oldest alerts are dropped and counted.
+	ForwardQueueCapacity int
+	// Transport, when set, carries every outgoing request instead of the
+	// clients built from http_config (tests: an in-process Slack or sink).
+	Transport http.RoundTripper
+}
+
+// Notifier is paged's embedded Alertmanager.
+type Notifier struct {
+	opts     Options
+	logger   *slog.Logger
+	external *url.URL
+	metrics  *metrics
+
+	alerts   *mem.Alerts
+	silences *silence.Silences
+	silencer *silence.Silencer
+	nflog    *nflog.Log
+	api      *apiv2.API
+	pipeline *notify.PipelineBuilder
+	dmetrics *dispatch.DispatcherMetrics
+	stale    *staleSet
+
+	mu      sync.Mutex
+	conf    *Config
+	running bool
+	disp    *dispatch.Dispatcher
+	inhib   *inhibit.Inhibitor
+	fwd     *forwarders
+	runCtx  context.Context
+}
+
+// New builds a Notifier and loads its state from StoragePath. Call Run to
+// start delivering.
+func New(opts Options) (*Notifier, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Registerer == nil {
+		opts.Registerer = prometheus.NewRegistry()
+	}
+	if opts.Config == nil {
+		opts.Config = &Config{}
+	}
+	if opts.Config.am == nil {
+		if err := opts.Config.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = 120 * time.Hour
+	}
+	if opts.MaintenanceInterval <= 0 {
+		opts.MaintenanceInterval = 15 * time.Minute
+	}
+	if opts.ResolveTimeout <= 0 {
+		opts.ResolveTimeout = 5 * time.Minute
+	}
+	if opts.ForwardQueueCapacity <= 0 {
+		opts.ForwardQueueCapacity = 10000
+	}
+	ext := opts.ExternalURL
+	if ext == "" {
+		ext = "http://localhost:9095"
+	}
+	external, err := url.Parse(strings.TrimRight(ext, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("external URL: %w", err)
+	}
+	if opts.StoragePath != "" {
+		if err := os.MkdirAll(opts.StoragePath, 0o755); err != nil {
+			return nil, fmt.Errorf("storage path: %w", err)
+		}
+	}
+
+	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet()}
+	reg := opts.Registerer
+	n.metrics = newMetrics(reg)
+	var rec eventrecorder.Recorder
+	ff := featurecontrol.NoopFlags{}
+
+	n.nflog, err = nflog.New(nflog.Options{
+		SnapshotFile: n.statePath("nflog"),
+		Retention:    opts.Retention,
+		Logger:       n.logger.With("component", "nflog"),
+		Metrics:      reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notification log: %w", err)
+	}
+	n.silences, err = silence.New(silence.Options{
+		SnapshotFile:  n.statePath("silences"),
+		Retention:     opts.Retention,
+		Logger:        n.logger.With("component", "silences"),
+		Metrics:       reg,
+		EventRecorder: rec,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("silences: %w", err)
+	}
+	n.silencer = silence.NewSilencer(n.silences, n.logger, rec)
+	n.alerts, err = mem.NewAlerts(context.Background(), 30*time.Minute, 0, n.silencer, n.logger, rec, reg, ff)
+	if err != nil {
+		return nil, fmt.Errorf("alert store: %w", err)
+	}
+	n.api, err = apiv2.NewAPI(n.alerts, n.groups, n.silences, nil, n.logger.With("component", "api"), reg)
+	if err != nil {
+		n.alerts.Close()
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	n.pipeline = notify.NewPipelineBuilder(reg, ff, rec)
+	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
+	n.conf = opts.Config
+	// Forwarding queues exist before Run, so alerts notified early are
+	// kept (bounded) and sent once Run starts.
+	b, err := n.build(opts.Config)
+	if err != nil {
+		n.alerts.Close()
+		return nil, err
+	}
+	n.fwd = b.fwd
+	n.updateAPI(opts.Config)
+	return n, nil
+}
+
+func (n *Notifier) statePath(name string) string {
+	if n.opts.StoragePath == "" {
+		return ""
+	}
+	return filepath.Join(n.opts.StoragePath, name)
+}
+
+// Notify hands alerts to the notifier; it matches rules.NotifyFunc.
+// Alerts are stored and routed asynchronously.
+func (n *Notifier) Notify(ctx context.Context, in []*rules.Alert) {
+	now := time.Now()
+	out := make([]*alert.Alert, 0, len(in))
+	for _, a := range in {
+		ma := model.Alert{
+			Labels:       toLabelSet(a.Labels),
+			Annotations:  toLabelSet(a.Annotations),
+			StartsAt:     a.StartsAt,
+			EndsAt:       a.EndsAt,
+			GeneratorURL: a.GeneratorURL,
+		}
+		if ma.StartsAt.IsZero() {
+			ma.StartsAt = now
+		}
+		timeout := false
+		if ma.EndsAt.IsZero() {
+			timeout = true
+			ma.EndsAt = now.Add(n.opts.ResolveTimeout)
+		}
+		if err := alert.Validate(&ma); err != nil {
+			n.metrics.dropped.WithLabelValues("invalid").Inc()
+			n.logger.Warn("invalid alert dropped", "alert", ma.Labels.String(), "err", err)
+			continue
+		}
+		n.stale.set(ma.Labels.Fingerprint(), a.Stale && !a.Resolved(now))
+		out = append(out, alert.New(ma, now, timeout))
+	}
+	if len(out) == 0 {
+		return
+	}
+	if err := n.alerts.Put(ctx, out...); err != nil {
+		n.metrics.dropped.WithLabelValues("store").Add(float64(len(out)))
+		n.logger.Error("storing alerts failed", "err", err)
+	}
+	n.mu.Lock()
+	fwd := n.fwd
+	n.mu.Unlock()
+	if fwd != nil {
+		fwd.enqueue(in)
+	}
+}
+
+func toLabelSet(ls labels.Labels) model.LabelSet {
+	m := make(model.LabelSet, ls.Len())
+	ls.Range(func(l labels.Label) {
+		if l.Value != "" {
+			m[model.LabelName(l.Name)] = model.LabelValue(l.Value)
+		}
+	})
+	return m
+}
+
+// Run starts routing and delivery and blocks until ctx ends; then it stops
+// the dispatcher, flushes the silences and notification log to
+// StoragePath and returns.
+func (n *Notifier) Run(ctx context.Context) error {
+	n.mu.Lock()
+	if n.running {
+		n.mu.Unlock()
+		return errors.New("notifier: already running")
+	}
+	n.running = true
+	n.runCtx = ctx
+	conf := n.conf
+	n.mu.Unlock()
+
+	stopc := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		n.nflog.Maintenance(n.opts.MaintenanceInterval, n.statePath("nflog"), stopc, nil)
+	})
+	wg.Go(func() {
+		n.silences.Maintenance(n.opts.MaintenanceInterval, n.statePath("silences"), stopc, nil)
+	})
+
+	err := n.start(conf)
+	if err != nil {
+		n.logger.Error("starting notifier failed", "err", err)
+	} else {
+		<-ctx.Done()
+	}
+
+	n.mu.Lock()
+	n.stopLocked()
+	n.running = false
+	n.mu.Unlock()
+	close(stopc)
+	wg.Wait()
+	n.alerts.Close()
+	return err
+}
+
+// ApplyConfig replaces the configuration. On error the running one is kept.
+// Alerts, silences and the notification log carry over.
+func (n *Notifier) ApplyConfig(c *Config) error {
+	if c == nil {
+		return errors.New("notifier: nil config")
+	}
+	if c.am == nil {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	n.mu.Lock()
+	running := n.running
+	n.mu.Unlock()
+	if !running {
+		b, err := n.build(c)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.conf = c
+		b.fwd.adopt(n.fwd)
+		n.fwd = b.fwd
+		n.mu.Unlock()
+		n.updateAPI(c)
+		return nil
+	}
+	return n.start(c)
+}
+
+// built is the config-scoped part of the notifier.
+type built struct {
+	routes     *dispatch.Route
+	receivers  map[string][]notify.Integration
+	intervener *timeinterval.Intervener
+	tmpl       *template.Template
+	fwd        *forwarders
+}
+
+// build makes everything that can fail, without touching the running parts.
+func (n *Notifier) build(c *Config) (*built, error) {
+	tmpl, err := template.FromGlobs(c.Templates)
+	if err != nil {
+		return nil, fmt.Errorf("templates: %w", err)
+	}
+	tmpl.ExternalURL = n.external
+	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}}
+	active := map[string]bool{}
+	b.routes.Walk(func(r *dispatch.Route) { active[r.RouteOpts.Receiver] = true })
+	for name := range active {
+		b.receivers[name] = nil
+	}
+	for _, r := range c.Receivers {
+		if !active[r.Name] {
+			continue
+		}
+		ints, err := n.integrations(r, tmpl)
+		if err != nil {
+			return nil, err
+		}
+		b.receivers[r.Name] = ints
+	}
+	intervals := map[string][]timeinterval.TimeInterval{}
+	for _, ti := range c.am.MuteTimeIntervals {
+		intervals[ti.Name] = ti.TimeIntervals
+	}
+	for _, ti := range c.am.TimeIntervals {
+		intervals[ti.Name] = ti.TimeIntervals
+	}
+	b.intervener = timeinterval.NewIntervener(intervals)
+	if len(c.Alertmanagers) > 0 {
+		b.fwd, err = newForwarders(c.Alertmanagers, n.opts.ForwardQueueCapacity, n.opts.Transport, n.logger.With("component", "forwarder"), n.metrics)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// integrations builds the integrations of one receiver.
+func (n *Notifier) integrations(r Receiver, tmpl *template.Template) ([]notify.Integration, error) {
+	var ints []notify.Integration
+	for i, sc := range r.SlackConfigs {
+		s, err := newSlack(sc, tmpl, n.links(), n.stale, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
+		if err != nil {
+			return nil, fmt.Errorf("receiver %q slack_configs[%d]: %w", r.Name, i, err)
+		}
+		ints = append(ints, notify.NewIntegration(n.metrics.wrap(s, r.Name, "slack"), s, "slack", i, r.Name))
+	}
+	for i, wc := range r.WebhookConfigs {
+		w, err := newWebhook(wc, tmpl, n.opts.Transport, n.logger.With("integration", "webhook", "receiver", r.Name))
+		if err != nil {
+			return nil, fmt.Errorf("receiver %q webhook_configs[%d]: %w", r.Name, i, err)
+		}
+		ints = append(ints, notify.NewIntegration(n.metrics.wrap(w, r.Name, "webhook"), w, "webhook", i, r.Name))
+	}
+	return ints, nil
+}
+
+func (n *Notifier) links() linkBuilder {
+	return linkBuilder{external: n.external, runbookBase: n.opts.RunbookBaseURL}
+}
+
+// start builds c and swaps it in for the running dispatcher and inhibitor.
+func (n *Notifier) start(c *Config) error {
+	b, err := n.build(c)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.running {
+		return errors.New("notifier: not running")
+	}
+	oldFwd := n.fwd
+	n.stopLocked()
+	b.fwd.adopt(oldFwd)
+
+	inhib := inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
+	stages := n.pipeline.New(b.receivers, func() time.Duration { return 0 }, inhib, n.silencer, b.intervener, n.nflog, nil)
+	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) }
+	disp := dispatch.NewDispatcher(n.alerts, b.routes, stages, b.intervener, timeout, 30*time.Second, nil,
+		n.logger, eventrecorder.Recorder{}, n.dmetrics, b.tmpl)
+
+	go inhib.Run()
+	inhib.WaitForLoading()
+	go disp.Run(time.Now())
+	disp.WaitForLoading()
+	if b.fwd != nil {
+		b.fwd.start(n.runCtx)
+	}
+	n.inhib, n.disp, n.fwd, n.conf = inhib, disp, b.fwd, c
+	n.updateAPILocked(c)
+	return nil
+}
+
+func (n *Notifier) stopLocked() {
+	if n.inhib != nil {
+		n.inhib.Stop()
+		n.inhib = nil
+	}
+	if n.disp != nil {
+		n.disp.Stop()
+		n.disp = nil
+	}
+	if n.fwd != nil {
+		n.fwd.stop()
+		n.fwd = nil
+	}
+}
+
+func (n *Notifier) updateAPI(c *Config) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.updateAPILocked(c)
+}
+
+func (n *Notifier) updateAPILocked(c *Config) {
+	silencer := n.silencer
+	inhib := n.inhib
+	n.api.Update(c.am, func(ctx context.Context, ls labelset.LabelSet) {
+		if inhib != nil {
+			inhib.Mutes(ctx, ls)
+		}
+		silencer.Mutes(ctx, ls)
+	})
+}
+
+// groups serves the API's alert groups from the running dispatcher.
+func (n *Notifier) groups(ctx context.Context, rf func(*dispatch.Route) bool, af dispatch.AlertFilter) (dispatch.AlertGroups, map[model.Fingerprint][]string, error) {
+	n.mu.Lock()
+	d := n.disp
+	n.mu.Unlock()
+	if d == nil {
+		return dispatch.AlertGroups{}, map[model.Fingerprint][]string{}, nil
+	}
+	return d.Groups(ctx, rf, af)
+}
+
+// staleSet remembers which alerts were last sent with Stale set.
+type staleSet struct {
+	mu sync.Mutex
+	m  map[model.Fingerprint]bool
+}
+
+func newStaleSet() *staleSet { return &staleSet{m: map[model.Fingerprint]bool{}} }
+
+func (s *staleSet) set(fp model.Fingerprint, stale bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stale {
+		s.m[fp] = true
+	} else {
+		delete(s.m, fp)
+	}
+}
+
+func (s *staleSet) get(fp model.Fingerprint) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[fp]
+}

@@ -1,0 +1,248 @@
+// Package notifiertest has stand-ins for the notifier's destinations: a
+// server speaking Slack's Web API (chat.postMessage, chat.update) and
+// incoming webhooks, and a webhook sink. They run on loopback httptest
+// servers and record what they receive.
+package notifiertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SlackCall is one request received by the Slack stand-in.
+type SlackCall struct {
+	Method   string // chat.postMessage, chat.update or webhook
+	At       time.Time
+	Token    string
+	Channel  string // as sent
+	TS       string // ts of the message created or edited
+	ThreadTS string
+	Text     string
+	Blocks   json.RawMessage
+	Status   int    // HTTP status answered
+	Error    string // ok:false error answered, if any
+}
+
+// SlackReply scripts the answer to one upcoming call.
+type SlackReply struct {
+	Status     int    // HTTP status; 0 means 200
+	RetryAfter int    // seconds, sent as Retry-After
+	Error      string // answer ok:false with this error (HTTP 200)
+}
+
+// Slack is a stand-in for Slack's Web API and incoming webhooks.
+type Slack struct {
+	srv   *httptest.Server
+	token string
+
+	mu       sync.Mutex
+	calls    []SlackCall
+	script   []SlackReply
+	messages map[string]*SlackCall // channel/ts -> current state
+	seq      int
+	changed  chan struct{}
+}
+
+// NewSlack starts the stand-in; it accepts the bot token given (any token
+// if empty) and stops at the end of the test.
+func NewSlack(t testing.TB, token string) *Slack {
+	s := NewSlackHandler(token)
+	s.srv = httptest.NewServer(s)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// NewSlackHandler makes the stand-in without a server, to be reached
+// through InProcess (for testing/synctest, where a listening server
+// would keep the fake clock from advancing). Its URLs use the host
+// slack.test.
+func NewSlackHandler(token string) *Slack {
+	return &Slack{token: token, messages: map[string]*SlackCall{}, changed: make(chan struct{})}
+}
+
+// ServeHTTP answers one request as Slack would.
+func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r) }
+
+func (s *Slack) base() string {
+	if s.srv == nil {
+		return "http://slack.test"
+	}
+	return s.srv.URL
+}
+
+// APIURL is the Web API base, for app_url.
+func (s *Slack) APIURL() string { return s.base() + "/api/" }
+
+// WebhookURL is an incoming-webhook URL, for api_url. Its last part is a
+// secret, as in Slack's.
+func (s *Slack) WebhookURL(secret string) string {
+	return s.base() + "/services/T0000/B0000/" + secret
+}
+
+// Script queues answers for the next calls, in order.
+func (s *Slack) Script(r ...SlackReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, r...)
+}
+
+// Calls returns the calls received so far.
+func (s *Slack) Calls() []SlackCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SlackCall(nil), s.calls...)
+}
+
+// Message returns the current state of a message.
+func (s *Slack) Message(channel, ts string) (SlackCall, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[channel+"/"+ts]
+	if !ok {
+		return SlackCall{}, false
+	}
+	return *m, true
+}
+
+// WaitCalls waits until n calls were received, failing the test after
+// timeout (a bail-out for a test that broke, not a timing assertion).
+func (s *Slack) WaitCalls(t testing.TB, n int, timeout time.Duration) []SlackCall {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		if len(s.calls) >= n {
+			c := append([]SlackCall(nil), s.calls...)
+			s.mu.Unlock()
+			return c
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("slack stand-in: got %d calls, want %d: %+v", len(s.Calls()), n, s.Calls())
+		}
+	}
+}
+
+func (s *Slack) record(c SlackCall) {
+	s.calls = append(s.calls, c)
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func channelID(name string) string {
+	if strings.HasPrefix(name, "C") {
+		return name
+	}
+	return "C" + strings.ToUpper(strings.TrimPrefix(name, "#"))
+}
+
+func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	call := SlackCall{At: time.Now()}
+	if strings.HasPrefix(r.URL.Path, "/services/") {
+		call.Method = "webhook"
+		var m struct {
+			Text   string          `json:"text"`
+			Blocks json.RawMessage `json:"blocks"`
+		}
+		if err := json.Unmarshal(body, &m); err != nil {
+			http.Error(w, "invalid_payload", http.StatusBadRequest)
+			return
+		}
+		call.Text, call.Blocks = m.Text, m.Blocks
+	} else {
+		call.Method = strings.TrimPrefix(r.URL.Path, "/api/")
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		call.Token = r.PostForm.Get("token")
+		if call.Token == "" {
+			call.Token = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		}
+		call.Channel = r.PostForm.Get("channel")
+		call.TS = r.PostForm.Get("ts")
+		call.ThreadTS = r.PostForm.Get("thread_ts")
+		call.Text = r.PostForm.Get("text")
+		if b := r.PostForm.Get("blocks"); b != "" {
+			call.Blocks = json.RawMessage(b)
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.script) > 0 {
+		reply := s.script[0]
+		s.script = s.script[1:]
+		call.Status, call.Error = reply.Status, reply.Error
+		if call.Status == 0 {
+			call.Status = http.StatusOK
+		}
+		s.record(call)
+		if reply.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(reply.RetryAfter))
+		}
+		if reply.Error != "" {
+			writeJSON(w, map[string]any{"ok": false, "error": reply.Error})
+			return
+		}
+		w.WriteHeader(call.Status)
+		fmt.Fprintln(w, "scripted failure")
+		return
+	}
+	call.Status = http.StatusOK
+	if call.Method == "webhook" {
+		s.record(call)
+		fmt.Fprint(w, "ok")
+		return
+	}
+	if s.token != "" && call.Token != s.token {
+		call.Error = "invalid_auth"
+		s.record(call)
+		writeJSON(w, map[string]any{"ok": false, "error": "invalid_auth"})
+		return
+	}
+	switch call.Method {
+	case "chat.postMessage":
+		s.seq++
+		ch := channelID(call.Channel)
+		call.TS = fmt.Sprintf("1700000000.%06d", s.seq)
+		stored := call
+		s.messages[ch+"/"+call.TS] = &stored
+		s.record(call)
+		writeJSON(w, map[string]any{"ok": true, "channel": ch, "ts": call.TS, "message": map[string]any{"text": call.Text, "ts": call.TS}})
+	case "chat.update":
+		m, ok := s.messages[call.Channel+"/"+call.TS]
+		if !ok {
+			call.Error = "message_not_found"
+			s.record(call)
+			writeJSON(w, map[string]any{"ok": false, "error": "message_not_found"})
+			return
+		}
+		m.Text, m.Blocks = call.Text, call.Blocks
+		s.record(call)
+		writeJSON(w, map[string]any{"ok": true, "channel": call.Channel, "ts": call.TS, "text": call.Text})
+	default:
+		call.Error = "unknown_method"
+		s.record(call)
+		writeJSON(w, map[string]any{"ok": false, "error": "unknown_method"})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
