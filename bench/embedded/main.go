@@ -1,0 +1,456 @@
+// Command embedded benchmarks paged's embedded mode against Debian's
+// Prometheus, side by side in the same run: both scrape the same N
+// simulated vLLM servers every interval and evaluate the same vLLM rule
+// pack, and the driver samples CPU seconds and resident memory of each
+// process from /proc.
+//
+//	go run ./bench/embedded -duration 3m
+//
+// It runs three processes besides itself: one serving every simulator
+// (on N loopback listeners), Prometheus, and this program re-executed as
+// "paged" (the embedded scraper and TSDB with paged's rule engine on top,
+// the same code path as `paged run` with datasource.type embedded). The
+// simulators live in a process of their own so that their cost is counted
+// against neither side.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/engine/embedded"
+	"github.com/pagedhq/paged/rules"
+	"github.com/pagedhq/paged/simulator"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "sims":
+		err = runSims(ctx, os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "paged":
+		err = runPaged(ctx, os.Args[2:])
+	default:
+		err = drive(ctx, os.Args[1:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/embedded:", err)
+		os.Exit(1)
+	}
+}
+
+// runSims serves n simulated vLLM servers, one listener each, prints their
+// addresses (one a line, then "ready") and serves until ctx ends.
+func runSims(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sims", flag.ContinueOnError)
+	n := fs.Int("n", 50, "number of simulated servers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	scenarios := []string{"steady", "steady", "steady", "ramp", "kv-saturation"}
+	var servers []*http.Server
+	for i := range *n {
+		sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Scenario: scenarios[i%len(scenarios)], Seed: uint64(i + 1)})
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		go func() { _ = srv.Serve(ln) }()
+		fmt.Println(ln.Addr().String())
+	}
+	fmt.Println("ready")
+	<-ctx.Done()
+	for _, s := range servers {
+		_ = s.Close()
+	}
+	return nil
+}
+
+// pagedReport is what the paged child prints when it stops.
+type pagedReport struct {
+	TargetsUp       int     `json:"targets_up"`
+	Targets         int     `json:"targets"`
+	HeadSeries      float64 `json:"head_series"`
+	RuleEvaluations float64 `json:"rule_evaluations"`
+	RuleFailures    float64 `json:"rule_failures"`
+	AlertsSent      int     `json:"alerts_sent"`
+}
+
+// runPaged runs the embedded datasource and the rule engine until ctx ends,
+// then prints a pagedReport as JSON.
+func runPaged(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("paged", flag.ContinueOnError)
+	targets := fs.String("targets", "", "comma-separated host:port list")
+	rulesFile := fs.String("rules", "", "rule file")
+	dir := fs.String("dir", "", "storage directory")
+	interval := fs.Duration("interval", 5*time.Second, "scrape and evaluation interval")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	emb, err := embedded.New(embedded.Options{
+		StoragePath:    filepath.Join(*dir, "tsdb"),
+		ScrapeInterval: *interval,
+		Retention:      24 * time.Hour,
+		ScrapeConfigs:  []embedded.ScrapeConfig{{JobName: "vllm", StaticConfigs: []embedded.StaticConfig{{Targets: strings.Split(*targets, ",")}}}},
+		Logger:         logger,
+		Registerer:     reg,
+	})
+	if err != nil {
+		return err
+	}
+	var sent atomic.Int64
+	eng, err := engine.New(engine.Options{
+		Datasource:         emb.Datasource(embedded.QueryOptions{EvaluationInterval: *interval}),
+		DatasourceName:     "embedded",
+		StoragePath:        filepath.Join(*dir, "state"),
+		EvaluationInterval: *interval,
+		Notify:             func(_ context.Context, alerts []*rules.Alert) { sent.Add(int64(len(alerts))) },
+		Logger:             logger,
+		Registerer:         reg,
+	})
+	if err != nil {
+		return errors.Join(err, emb.Close())
+	}
+	if err := eng.ApplyRules([]string{*rulesFile}, engine.RuleSettings{EvaluationInterval: *interval}); err != nil {
+		return errors.Join(err, emb.Close(), eng.Close())
+	}
+	embDone := make(chan error, 1)
+	engDone := make(chan error, 1)
+	go func() { embDone <- emb.Run(ctx) }()
+	go func() { engDone <- eng.Run(ctx) }()
+	fmt.Println("ready")
+	// The driver asks for the report (a line on stdin) while everything
+	// still runs, then stops the process.
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+
+	var rep pagedReport
+	for _, t := range emb.Targets() {
+		rep.Targets++
+		if t.Health == embedded.HealthUp {
+			rep.TargetsUp++
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return err
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "prometheus_tsdb_head_series":
+				rep.HeadSeries += m.GetGauge().GetValue()
+			case "prometheus_rule_evaluations_total":
+				rep.RuleEvaluations += m.GetCounter().GetValue()
+			case "prometheus_rule_evaluation_failures_total":
+				rep.RuleFailures += m.GetCounter().GetValue()
+			}
+		}
+	}
+	rep.AlertsSent = int(sent.Load())
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return errors.Join(<-engDone, <-embDone, eng.Close())
+}
+
+// proc is a child process whose resources are sampled.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+}
+
+// usage reads CPU seconds (user+system) and RSS/peak RSS in bytes from /proc.
+func usage(pid int) (cpu float64, rss, hwm int64, err error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	const clkTck = 100 // USER_HZ on Linux
+	cpu = (utime + stime) / clkTck
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			hwm = kb << 10
+		}
+	}
+	return cpu, rss, hwm, nil
+}
+
+func drive(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("embedded", flag.ContinueOnError)
+	n := fs.Int("targets", 50, "simulated vLLM servers")
+	interval := fs.Duration("interval", 5*time.Second, "scrape and evaluation interval")
+	duration := fs.Duration("duration", 3*time.Minute, "measured run time")
+	warmup := fs.Duration("warmup", 30*time.Second, "time excluded from the steady-state CPU figure")
+	rulesFile := fs.String("rules", "examples/packs/vllm/vllm.rules.yaml", "rule pack evaluated by both")
+	promBin := fs.String("prometheus", "/usr/bin/prometheus", "Prometheus binary")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rulesAbs, err := filepath.Abs(*rulesFile)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(rulesAbs); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "paged-bench-embedded-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	sims, err := start(ctx, "simulators", self, "sims", "-n", strconv.Itoa(*n))
+	if err != nil {
+		return err
+	}
+	defer stopProc(sims)
+	var addrs []string
+	for {
+		line, err := sims.out.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("simulators: %w", err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "ready" {
+			break
+		}
+		addrs = append(addrs, line)
+	}
+
+	promAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	var quoted []string
+	for _, a := range addrs {
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	promCfg := fmt.Sprintf("global: {scrape_interval: %s, evaluation_interval: %s}\nrule_files: [%q]\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n",
+		interval, interval, rulesAbs, strings.Join(quoted, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
+		return err
+	}
+	prom, err := start(ctx, "prometheus", *promBin,
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "prometheus"),
+		"--storage.tsdb.retention.time=24h",
+		"--web.listen-address="+promAddr,
+		"--log.level=warn")
+	if err != nil {
+		return err
+	}
+	defer stopProc(prom)
+
+	paged, err := start(ctx, "paged", self, "paged",
+		"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged"), "-interval", interval.String())
+	if err != nil {
+		return err
+	}
+	defer stopProc(paged)
+	if line, err := paged.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+		return fmt.Errorf("paged child did not start: %q %v", line, err)
+	}
+
+	type sample struct{ cpu, rss, hwm float64 }
+	var atWarmup, last [2]sample
+	procs := [2]*proc{paged, prom}
+	begin := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	warmedUp := false
+	fmt.Fprintf(os.Stderr, "measuring for %s (%d targets, every %s)...\n", *duration, len(addrs), interval)
+	for time.Since(begin) < *duration {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		for i, p := range procs {
+			cpu, rss, hwm, err := usage(p.cmd.Process.Pid)
+			if err != nil {
+				return fmt.Errorf("%s: %w (did it exit?)", p.name, err)
+			}
+			last[i] = sample{cpu, float64(rss), float64(hwm)}
+		}
+		if !warmedUp && time.Since(begin) >= *warmup {
+			atWarmup, warmedUp = last, true
+		}
+	}
+
+	// Prometheus's own view, before stopping it.
+	promUp := promQuery(promAddr, `count(up{job="vllm"} == 1)`)
+	promAlerts := promQuery(promAddr, `count(ALERTS{alertstate="firing"}) or vector(0)`)
+	own := promMetrics(promAddr)
+
+	if _, err := io.WriteString(paged.in, "report\n"); err != nil {
+		return fmt.Errorf("paged report: %w", err)
+	}
+	var rep pagedReport
+	if err := json.NewDecoder(paged.out).Decode(&rep); err != nil {
+		return fmt.Errorf("paged report: %w", err)
+	}
+
+	steady := *duration - *warmup
+	mib := func(b float64) float64 { return b / (1 << 20) }
+	fmt.Printf("targets: %d simulated vLLM servers, scrape+evaluation every %s, %s measured (%s steady after %s warm-up), rules %s\n\n",
+		len(addrs), interval, *duration, steady, *warmup, *rulesFile)
+	fmt.Println("| | paged embedded | Prometheus 2.42 | paged / Prometheus |")
+	fmt.Println("|---|---:|---:|---:|")
+	row := func(name string, p, q float64, format string) {
+		fmt.Printf("| %s | "+format+" | "+format+" | %.2f |\n", name, p, q, p/q)
+	}
+	row("CPU seconds, whole run", last[0].cpu, last[1].cpu, "%.2f")
+	row("CPU seconds, steady state", last[0].cpu-atWarmup[0].cpu, last[1].cpu-atWarmup[1].cpu, "%.2f")
+	row("peak RSS (MiB, VmHWM)", mib(last[0].hwm), mib(last[1].hwm), "%.1f")
+	row("RSS at end (MiB)", mib(last[0].rss), mib(last[1].rss), "%.1f")
+	fmt.Println()
+	fmt.Printf("sanity: paged %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
+		rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
+	fmt.Printf("sanity: prometheus %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
+		promUp, own["prometheus_tsdb_head_series"], own["prometheus_rule_evaluations_total"], own["prometheus_rule_evaluation_failures_total"], promAlerts)
+	return nil
+}
+
+func start(ctx context.Context, name, bin string, args ...string) (*proc, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return &proc{name: name, cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
+}
+
+func stopProc(p *proc) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, p.out)
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// promMetrics sums Prometheus's own metrics by name from its /metrics page
+// (it does not scrape itself in this setup).
+func promMetrics(addr string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		if i := strings.IndexByte(line, '{'); i >= 0 {
+			name = line[:i]
+			rest = line[strings.LastIndexByte(line, '}')+1:]
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); err == nil {
+			out[name] += v
+		}
+	}
+	return out
+}
+
+// promQuery returns the first value of an instant query, or the error text.
+func promQuery(addr, q string) string {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Data.Result) == 0 {
+		return "?"
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	return s
+}
