@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/pagedhq/paged/rules"
+)
+
+// maxRuleFileSize bounds what the loader reads from one rule file.
+const maxRuleFileSize = 64 << 20
+
+// parseFunc parses one rule file's content. Errors carry path:line:col.
+// paged's own loader (package rules) is used: Prometheus's groups format
+// and PrometheusRule CRDs, every error with its position.
+type parseFunc func(path string, content []byte) (*rulefmt.RuleGroups, []error)
+
+// loader implements Prometheus's rules.GroupLoader. ApplyRules parses every
+// file first (collecting all errors, with positions); only when all files
+// load does it hand the names to the rules Manager, whose Load calls are
+// then served from that parse, so a file is read once per reload and the
+// Manager never sees a file that failed.
+type loader struct {
+	parser parser.Parser
+	parse  parseFunc
+
+	mu     sync.Mutex
+	parsed map[string]*rulefmt.RuleGroups
+}
+
+func newLoader(p parser.Parser) *loader {
+	return &loader{
+		parser: p,
+		parse: func(path string, content []byte) (*rulefmt.RuleGroups, []error) {
+			f := rules.ParseFile(path, content, rules.ParseOptions{Parser: p})
+			if errs := f.Errors(); len(errs) > 0 {
+				return nil, errs
+			}
+			return f.RuleGroups(), nil
+		},
+	}
+}
+
+// expand resolves globs. A pattern that matches nothing is an error, as is
+// a duplicate file.
+func expand(patterns []string) ([]string, error) {
+	var (
+		files []string
+		errs  []error
+		seen  = map[string]bool{}
+	)
+	for _, pat := range patterns {
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rule_files: %q: %w", pat, err))
+			continue
+		}
+		if len(matches) == 0 {
+			errs = append(errs, fmt.Errorf("rule_files: %q matches no file", pat))
+			continue
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				files = append(files, m)
+			}
+		}
+	}
+	return files, errors.Join(errs...)
+}
+
+// prepare parses all files and, when none has an error, makes them what
+// Load returns. It returns every error of every file.
+func (l *loader) prepare(files []string) error {
+	parsed := make(map[string]*rulefmt.RuleGroups, len(files))
+	var errs []error
+	for _, f := range files {
+		rgs, ferrs := l.read(f)
+		if len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
+			continue
+		}
+		parsed[f] = rgs
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	l.mu.Lock()
+	l.parsed = parsed
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *loader) read(path string) (*rulefmt.RuleGroups, []error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, []error{err}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRuleFileSize+1))
+	if err != nil {
+		return nil, []error{fmt.Errorf("%s: %w", path, err)}
+	}
+	if len(b) > maxRuleFileSize {
+		return nil, []error{fmt.Errorf("%s: larger than %d bytes", path, maxRuleFileSize)}
+	}
+	rgs, errs := l.parse(path, b)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if rgs == nil {
+		return &rulefmt.RuleGroups{}, nil
+	}
+	return rgs, nil
+}
+
+// Load serves the Manager from the last successful prepare.
+func (l *loader) Load(identifier string, _ bool, _ model.ValidationScheme) (*rulefmt.RuleGroups, []error) {
+	l.mu.Lock()
+	rgs, ok := l.parsed[identifier]
+	l.mu.Unlock()
+	if ok {
+		return rgs, nil
+	}
+	return l.read(identifier)
+}
+
+// Parse parses a rule expression with the same parser the loader checks
+// files with.
+func (l *loader) Parse(query string) (parser.Expr, error) {
+	return l.parser.ParseExpr(query)
+}

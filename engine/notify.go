@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	promrules "github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/util/strutil"
+
+	"github.com/pagedhq/paged/rules"
+)
+
+// toAlert converts a Prometheus alert to the notifier's type: external
+// labels added (the alert's own labels win, as in Prometheus's notifier),
+// StartsAt the firing time, EndsAt the resolve time or the time until
+// which the alert is valid.
+func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, stale bool) *rules.Alert {
+	lset := a.Labels
+	if !ext.IsEmpty() {
+		b := labels.NewBuilder(a.Labels)
+		ext.Range(func(l labels.Label) {
+			if !a.Labels.Has(l.Name) {
+				b.Set(l.Name, l.Value)
+			}
+		})
+		lset = b.Labels()
+	}
+	out := &rules.Alert{
+		Labels:       lset.Copy(),
+		Annotations:  a.Annotations.Copy(),
+		StartsAt:     a.FiredAt,
+		EndsAt:       a.ValidUntil,
+		GeneratorURL: e.opts.GeneratorBaseURL + strutil.TableLinkForExpression(expr),
+		Stale:        stale,
+	}
+	if !a.ResolvedAt.IsZero() {
+		out.EndsAt = a.ResolvedAt
+	}
+	return out
+}
+
+// notifyFromRules is the rules manager's NotifyFunc. Prometheus calls it
+// after each successful evaluation of an alerting rule with the alerts due
+// to be sent (possibly none).
+func (e *Engine) notifyFromRules(ctx context.Context, expr string, alerts ...*promrules.Alert) {
+	if len(alerts) == 0 {
+		return
+	}
+	e.mu.Lock()
+	ext := e.extLabels
+	e.mu.Unlock()
+	out := make([]*rules.Alert, 0, len(alerts))
+	for _, a := range alerts {
+		out = append(out, e.toAlert(a, expr, ext, false))
+	}
+	// sendAlerts stamps every alert with the evaluation time.
+	e.deliver(ctx, out, alerts[0].LastSentAt)
+}
+
+// deliver records alerts in the sent log (which drops the re-sends a
+// restart would cause) and hands the rest to Options.Notify.
+func (e *Engine) deliver(ctx context.Context, alerts []*rules.Alert, ts time.Time) {
+	out, suppressed := e.sent.record(alerts, ts, e.opts.ResendDelay)
+	if suppressed > 0 {
+		e.metrics.suppressed.Add(float64(suppressed))
+	}
+	if len(out) == 0 {
+		return
+	}
+	e.opts.Notify(ctx, out)
+}

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pagedhq/paged/rules"
+)
+
+// Options configure an Engine. New fills the defaults.
+type Options struct {
+	// Datasource answers the rules' queries. Required.
+	Datasource Datasource
+	// DatasourceName names the datasource in PagedDatasourceDown and in
+	// Ready's reason, e.g. the URL without credentials (RedactURL).
+	DatasourceName string
+	// StoragePath is the directory for alert state (a small TSDB holding
+	// ALERTS and ALERTS_FOR_STATE) and the sent log. Required.
+	StoragePath string
+	// Notify receives the alerts due to be sent. Nil discards them.
+	Notify rules.NotifyFunc
+
+	// EvaluationInterval is the default interval of groups that set none
+	// (global.evaluation_interval). Default 30s.
+	EvaluationInterval time.Duration
+	// ExternalURL is paged's own URL, $externalURL in templates and the
+	// base of generator URLs unless GeneratorBaseURL is set.
+	ExternalURL string
+	// GeneratorBaseURL is the base of each alert's GeneratorURL (the
+	// expression's graph). Default ExternalURL.
+	GeneratorBaseURL string
+
+	// ResendDelay is how often an active alert is re-sent. Default 1m.
+	ResendDelay time.Duration
+	// OutageTolerance is the longest paged downtime after which pending
+	// and firing alerts get their activeAt back. Default 1h.
+	OutageTolerance time.Duration
+	// ForGracePeriod is passed to Prometheus's restore; it matters only
+	// for the rules paged does not re-align (see docs/engine.md). Default 0.
+	ForGracePeriod time.Duration
+	// DefaultQueryOffset applies to groups without query_offset.
+	DefaultQueryOffset time.Duration
+	// DatasourceDownAfter is the number of consecutive evaluations of a
+	// group in which every query failed for lack of an answer before
+	// PagedDatasourceDown fires. Default 3.
+	DatasourceDownAfter int
+	// DatasourceDownRunbookURL is the runbook_url annotation of
+	// PagedDatasourceDown. Default "paged/PagedDatasourceDown" (relative:
+	// resolved like the packs' runbook URLs).
+	DatasourceDownRunbookURL string
+	// ProbeInterval is how often the datasource is probed until it has
+	// answered once. Default 5s.
+	ProbeInterval time.Duration
+
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Registerer receives the rules manager's metrics and paged's own;
+	// nil registers nothing.
+	Registerer prometheus.Registerer
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.Datasource == nil {
+		errs = append(errs, errors.New("engine: a datasource is required"))
+	}
+	if o.StoragePath == "" {
+		errs = append(errs, errors.New("engine: storage path is required"))
+	}
+	if o.ExternalURL != "" {
+		if _, err := url.Parse(o.ExternalURL); err != nil {
+			errs = append(errs, fmt.Errorf("engine: external url: %w", err))
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"evaluation interval": o.EvaluationInterval, "resend delay": o.ResendDelay,
+		"outage tolerance": o.OutageTolerance, "for grace period": o.ForGracePeriod,
+		"query offset": o.DefaultQueryOffset, "probe interval": o.ProbeInterval,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("engine: %s must not be negative", name))
+		}
+	}
+	if o.DatasourceDownAfter < 0 {
+		errs = append(errs, errors.New("engine: datasource down threshold must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.EvaluationInterval == 0 {
+		o.EvaluationInterval = 30 * time.Second
+	}
+	if o.ResendDelay == 0 {
+		o.ResendDelay = time.Minute
+	}
+	if o.OutageTolerance == 0 {
+		o.OutageTolerance = time.Hour
+	}
+	if o.DatasourceDownAfter == 0 {
+		o.DatasourceDownAfter = 3
+	}
+	if o.DatasourceDownRunbookURL == "" {
+		o.DatasourceDownRunbookURL = "paged/PagedDatasourceDown"
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = 5 * time.Second
+	}
+	if o.GeneratorBaseURL == "" {
+		o.GeneratorBaseURL = o.ExternalURL
+	}
+	if o.DatasourceName == "" {
+		if s, ok := o.Datasource.(fmt.Stringer); ok {
+			o.DatasourceName = s.String()
+		} else {
+			o.DatasourceName = "datasource"
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Notify == nil {
+		o.Notify = func(context.Context, []*rules.Alert) {}
+	}
+}

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/rules"
+)
+
+// sentLog remembers the last notification of every firing alert, on disk,
+// so that a restarted engine:
+//   - keeps an alert's StartsAt (Prometheus sets it to the first firing
+//     evaluation after the restart);
+//   - does not re-send an alert the previous run sent less than
+//     ResendDelay ago (it is still valid at the receiver);
+//   - can keep re-sending, as stale, the alerts of a rule whose datasource
+//     is down at startup, instead of letting them expire.
+type sentLog struct {
+	path string
+
+	mu      sync.Mutex
+	entries map[uint64]*sentEntry
+	// prevByName indexes the entries loaded from disk that this run has
+	// not sent yet, by alertname.
+	prevByName map[string]map[uint64]bool
+	dirty      bool
+	lastPrune  time.Time
+	lastFlush  time.Time
+}
+
+// sentLogFlushEvery bounds how often the log is written while running: a
+// crash loses at most this much of it (a duplicate notification at worst).
+const sentLogFlushEvery = 10 * time.Second
+
+// flushDue writes the log if it changed and the last write is
+// sentLogFlushEvery old.
+func (s *sentLog) flushDue(now time.Time) error {
+	s.mu.Lock()
+	due := s.dirty && now.Sub(s.lastFlush) >= sentLogFlushEvery
+	if due {
+		s.lastFlush = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return s.flush()
+}
+
+type sentEntry struct {
+	Alert      *rules.Alert `json:"alert"`
+	LastSentAt time.Time    `json:"lastSentAt"`
+	// previous is set for entries loaded from disk until this run sends
+	// the alert itself.
+	previous bool
+}
+
+// sentFile is the on-disk format.
+type sentFile struct {
+	Version int          `json:"version"`
+	Entries []*sentEntry `json:"entries"`
+}
+
+func openSentLog(path string) (*sentLog, error) {
+	s := &sentLog{path: path, entries: map[uint64]*sentEntry{}, prevByName: map[string]map[uint64]bool{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	var f sentFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, e := range f.Entries {
+		if e == nil || e.Alert == nil {
+			continue
+		}
+		e.previous = true
+		h := e.Alert.Labels.Hash()
+		s.entries[h] = e
+		name := e.Alert.Labels.Get(labels.AlertName)
+		if s.prevByName[name] == nil {
+			s.prevByName[name] = map[uint64]bool{}
+		}
+		s.prevByName[name][h] = true
+	}
+	return s, nil
+}
+
+// record updates the log with alerts sent at ts and returns the ones to
+// deliver: a firing alert that the previous run sent less than resendDelay
+// ago is dropped (it is still valid at the receiver), and a continuing
+// alert keeps its first StartsAt.
+func (s *sentLog) record(alerts []*rules.Alert, ts time.Time, resendDelay time.Duration) ([]*rules.Alert, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := alerts[:0:0]
+	suppressed := 0
+	for _, a := range alerts {
+		h := a.Labels.Hash()
+		prev := s.entries[h]
+		if a.Resolved(ts) {
+			if prev != nil {
+				s.deleteLocked(h, prev)
+			}
+			out = append(out, a)
+			continue
+		}
+		if prev != nil && prev.Alert.EndsAt.After(ts) {
+			if !prev.Alert.StartsAt.IsZero() && prev.Alert.StartsAt.Before(a.StartsAt) {
+				a.StartsAt = prev.Alert.StartsAt
+			}
+			if prev.previous && !a.Stale && ts.Before(prev.LastSentAt.Add(resendDelay)) {
+				suppressed++
+				continue
+			}
+		}
+		if prev != nil && prev.previous {
+			delete(s.prevByName[prev.Alert.Labels.Get(labels.AlertName)], h)
+		}
+		c := *a
+		s.entries[h] = &sentEntry{Alert: &c, LastSentAt: ts}
+		s.dirty = true
+		out = append(out, a)
+	}
+	return out, suppressed
+}
+
+// previous returns copies of the alerts of rule ar that the previous run
+// sent, this run has not, and that are still valid at ts.
+func (s *sentLog) previous(ar *promrules.AlertingRule, ts time.Time) []*rules.Alert {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*rules.Alert
+	for h := range s.prevByName[ar.Name()] {
+		e := s.entries[h]
+		if e == nil || !e.previous || !e.Alert.EndsAt.After(ts) {
+			continue
+		}
+		match := true
+		ar.Labels().Range(func(l labels.Label) {
+			if !strings.Contains(l.Value, "{{") && e.Alert.Labels.Get(l.Name) != l.Value {
+				match = false
+			}
+		})
+		if match {
+			c := *e.Alert
+			out = append(out, &c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].Labels, out[j].Labels) < 0 })
+	return out
+}
+
+func (s *sentLog) deleteLocked(h uint64, e *sentEntry) {
+	delete(s.entries, h)
+	if e.previous {
+		delete(s.prevByName[e.Alert.Labels.Get(labels.AlertName)], h)
+	}
+	s.dirty = true
+}
+
+// flush writes the log if it changed: write a temporary file, fsync,
+// rename. Entries that expired long ago are dropped.
+func (s *sentLog) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty {
+		return nil
+	}
+	f := sentFile{Version: 1, Entries: make([]*sentEntry, 0, len(s.entries))}
+	for _, e := range s.entries {
+		f.Entries = append(f.Entries, e)
+	}
+	sort.Slice(f.Entries, func(i, j int) bool {
+		return labels.Compare(f.Entries[i].Alert.Labels, f.Entries[j].Alert.Labels) < 0
+	})
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path, b); err != nil {
+		return err
+	}
+	s.dirty = false
+	return nil
+}
+
+// prune drops, at most once a minute, the entries whose validity ended
+// an hour before ts.
+func (s *sentLog) prune(ts time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ts.Sub(s.lastPrune) < time.Minute {
+		return
+	}
+	s.lastPrune = ts
+	cutoff := ts.Add(-time.Hour)
+	for h, e := range s.entries {
+		if e.Alert.EndsAt.Before(cutoff) {
+			s.deleteLocked(h, e)
+		}
+	}
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
