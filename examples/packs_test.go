@@ -89,9 +89,10 @@ func TestPacksUnitTestsFullCoverage(t *testing.T) {
 }
 
 // Every alert's relative runbook link names a runbook that exists, and
-// every runbook belongs to an alert (no orphans).
+// every runbook belongs to an alert (no orphans). paged's own built-in
+// alerts have theirs under runbooks/paged/.
 func TestRunbooksMatchAlerts(t *testing.T) {
-	want := map[string]bool{}
+	want := map[string]bool{filepath.FromSlash("paged/PagedDatasourceDown.md"): true}
 	for _, pack := range packs {
 		f, err := rules.ReadFile(ruleFile(pack), rules.ParseOptions{})
 		if err != nil {
