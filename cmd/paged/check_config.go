@@ -1,6 +1,56 @@
 package main
 
-// checkConfigCmd is a placeholder until its issue lands.
-type checkConfigCmd struct{}
+import (
+	"errors"
+	"fmt"
 
-func (c *checkConfigCmd) Run(e *env) error { return notBuilt("check-config") }
+	"github.com/pagedhq/paged/rules"
+	"github.com/pagedhq/paged/server"
+)
+
+// checkConfigCmd validates paged.yaml: every key, type, URL, duration,
+// secret file and rule-file glob, then loads the rule files the globs match
+// as the engine will (the same loader as `paged lint`, without its checks).
+type checkConfigCmd struct {
+	File string `arg:"" name:"file" help:"Configuration file (paged.yaml)." type:"string"`
+}
+
+func (c *checkConfigCmd) Run(e *env) error {
+	cfg, err := server.LoadConfig(c.File, e.getenv)
+	if err != nil {
+		var ce *server.ConfigError
+		if errors.As(err, &ce) {
+			for _, p := range ce.Problems {
+				fmt.Fprintln(e.stdout, p.String())
+			}
+			fmt.Fprintf(e.stdout, "%s: %d problem(s)\n", c.File, len(ce.Problems))
+			return problems()
+		}
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	groups, ruleCount, bad := 0, 0, 0
+	for _, path := range cfg.RuleFilePaths {
+		f, err := rules.ReadFile(path, rules.ParseOptions{})
+		if err != nil {
+			fmt.Fprintf(e.stdout, "%s: %v\n", path, err)
+			bad++
+			continue
+		}
+		for _, p := range f.Problems {
+			if p.Severity == rules.Error {
+				fmt.Fprintln(e.stdout, p.String())
+				bad++
+			}
+		}
+		groups += len(f.Groups)
+		for _, g := range f.Groups {
+			ruleCount += len(g.Rules)
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(e.stdout, "%s: %d problem(s) in rule files\n", c.File, bad)
+		return problems()
+	}
+	fmt.Fprintf(e.stdout, "%s: valid (%d rule files, %d groups, %d rules)\n", c.File, len(cfg.RuleFilePaths), groups, ruleCount)
+	return nil
+}

@@ -1,6 +1,80 @@
 package main
 
-// runCmd is a placeholder until its issue lands.
-type runCmd struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
-func (c *runCmd) Run(e *env) error { return notBuilt("run") }
+	"github.com/pagedhq/paged/server"
+)
+
+// runCmd is the daemon: it evaluates the rules of paged.yaml, routes the
+// alerts and serves the API until SIGTERM or SIGINT; SIGHUP reloads.
+type runCmd struct {
+	Config    string `help:"Configuration file." default:"paged.yaml" type:"string"`
+	LogLevel  string `name:"log.level" help:"Log level: debug, info, warn, error." default:"info" enum:"debug,info,warn,error"`
+	LogFormat string `name:"log.format" help:"Log format: text or json." default:"text" enum:"text,json"`
+}
+
+func (c *runCmd) Run(e *env) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return usageError("--log.level: %v", err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var logger *slog.Logger
+	if c.LogFormat == "json" {
+		logger = slog.New(slog.NewJSONHandler(e.stderr, hopts))
+	} else {
+		logger = slog.New(slog.NewTextHandler(e.stderr, hopts))
+	}
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	reload := make(chan struct{})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				select {
+				case reload <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+
+	err := server.Run(ctx, server.Options{
+		ConfigFile:  c.Config,
+		Getenv:      e.getenv,
+		Logger:      logger,
+		Reload:      reload,
+		AlertOutput: e.stdout,
+	})
+	if err == nil {
+		return nil
+	}
+	var ce *server.ConfigError
+	if errors.As(err, &ce) {
+		for _, p := range ce.Problems {
+			fmt.Fprintln(e.stderr, p.String())
+		}
+		return problems()
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == c.Config {
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	return &exitError{Code: exitProblems, Err: err}
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+	promrules "github.com/prometheus/prometheus/rules"
+)
+
+// Prometheus's error types, as its API reports them.
+const (
+	errorBadData  = "bad_data"
+	errorInternal = "internal"
+)
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeAPIData(w http.ResponseWriter, data any) {
+	writeJSON(w, http.StatusOK, apiResponse{Status: "success", Data: data})
+}
+
+func writeAPIError(w http.ResponseWriter, code int, typ string, err error) {
+	writeJSON(w, code, apiResponse{Status: "error", ErrorType: typ, Error: err.Error()})
+}
+
+// rulesQuery holds the filters /api/v1/rules accepts (Prometheus's names).
+type rulesQuery struct {
+	typ           string // "", "alert" or "record"
+	ruleNames     map[string]bool
+	groupNames    map[string]bool
+	files         map[string]bool
+	matchers      [][]*labels.Matcher
+	excludeAlerts bool
+}
+
+func parseRulesQuery(r *http.Request) (*rulesQuery, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, fmt.Errorf("error parsing form values: %w", err)
+	}
+	set := func(vs []string) map[string]bool {
+		m := make(map[string]bool, len(vs))
+		for _, v := range vs {
+			m[v] = true
+		}
+		return m
+	}
+	q := &rulesQuery{
+		typ:        strings.ToLower(r.Form.Get("type")),
+		ruleNames:  set(r.Form["rule_name[]"]),
+		groupNames: set(r.Form["rule_group[]"]),
+		files:      set(r.Form["file[]"]),
+	}
+	if q.typ != "" && q.typ != "alert" && q.typ != "record" {
+		return nil, fmt.Errorf("invalid parameter \"type\": not supported value %q", q.typ)
+	}
+	if v := r.Form.Get("exclude_alerts"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("invalid parameter \"exclude_alerts\": %q is not a boolean", v)
+		}
+		q.excludeAlerts = b
+	}
+	p := parser.NewParser(parser.Options{})
+	for _, s := range r.Form["match[]"] {
+		ms, err := p.ParseMetricSelector(s)
+		if err != nil {
+			return nil, fmt.Errorf("invalid parameter \"match[]\": %w", err)
+		}
+		q.matchers = append(q.matchers, ms)
+	}
+	return q, nil
+}
+
+func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
+	q, err := parseRulesQuery(r)
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, errorBadData, err)
+		return
+	}
+	out := &apiRuleDiscovery{Groups: []*apiRuleGroup{}}
+	for _, g := range s.engine().RuleGroups() {
+		if len(q.groupNames) > 0 && !q.groupNames[g.Name()] {
+			continue
+		}
+		if len(q.files) > 0 && !q.files[g.File()] {
+			continue
+		}
+		ag := &apiRuleGroup{
+			Name:           g.Name(),
+			File:           g.File(),
+			Rules:          []any{},
+			Interval:       g.Interval().Seconds(),
+			Limit:          g.Limit(),
+			EvaluationTime: g.GetEvaluationTime().Seconds(),
+			LastEvaluation: g.GetLastEvaluation(),
+		}
+		for _, rule := range g.Rules(q.matchers...) {
+			if len(q.ruleNames) > 0 && !q.ruleNames[rule.Name()] {
+				continue
+			}
+			lastError := ""
+			if e := rule.LastError(); e != nil {
+				lastError = e.Error()
+			}
+			switch rule := rule.(type) {
+			case *promrules.AlertingRule:
+				if q.typ == "record" {
+					continue
+				}
+				var alerts []*apiAlert
+				if !q.excludeAlerts {
+					alerts = apiAlerts(rule, s.isStale(rule))
+				}
+				ag.Rules = append(ag.Rules, apiAlertingRule{
+					State:          rule.State().String(),
+					Name:           rule.Name(),
+					Query:          rule.Query().String(),
+					Duration:       rule.HoldDuration().Seconds(),
+					KeepFiringFor:  rule.KeepFiringFor().Seconds(),
+					Labels:         rule.Labels(),
+					Annotations:    rule.Annotations(),
+					Alerts:         alerts,
+					Health:         rule.Health(),
+					LastError:      lastError,
+					EvaluationTime: rule.GetEvaluationDuration().Seconds(),
+					LastEvaluation: rule.GetEvaluationTimestamp(),
+					Type:           "alerting",
+				})
+			case *promrules.RecordingRule:
+				if q.typ == "alert" {
+					continue
+				}
+				ag.Rules = append(ag.Rules, apiRecordingRule{
+					Name:           rule.Name(),
+					Query:          rule.Query().String(),
+					Labels:         rule.Labels(),
+					Health:         rule.Health(),
+					LastError:      lastError,
+					EvaluationTime: rule.GetEvaluationDuration().Seconds(),
+					LastEvaluation: rule.GetEvaluationTimestamp(),
+					Type:           "recording",
+				})
+			default:
+				writeAPIError(w, http.StatusInternalServerError, errorInternal, fmt.Errorf("rule %q has an unknown type", rule.Name()))
+				return
+			}
+		}
+		// As in Prometheus, a group whose rules were all filtered out is left out.
+		if len(ag.Rules) > 0 {
+			out.Groups = append(out.Groups, ag)
+		}
+	}
+	writeAPIData(w, out)
+}
+
+func (s *Server) handleAlerts(w http.ResponseWriter, r *http.Request) {
+	out := &apiAlertDiscovery{Alerts: []*apiAlert{}}
+	for _, g := range s.engine().RuleGroups() {
+		for _, rule := range g.AlertingRules() {
+			out.Alerts = append(out.Alerts, apiAlerts(rule, s.isStale(rule))...)
+		}
+	}
+	writeAPIData(w, out)
+}
+
+// staleReporter is implemented by engines that track which rules' queries
+// fail (the engine's adapter does).
+type staleReporter interface {
+	IsStale(promrules.Rule) bool
+}
+
+// isStale reports whether a rule's alerts are stale: its query failed and
+// the engine kept their last state instead of resolving them. Engines that
+// do not say fall back to the rule's last evaluation error.
+func (s *Server) isStale(rule *promrules.AlertingRule) bool {
+	if sr, ok := s.engine().(staleReporter); ok {
+		return sr.IsStale(rule)
+	}
+	return rule.LastError() != nil
+}
+
+// apiAlerts converts a rule's active alerts.
+func apiAlerts(rule *promrules.AlertingRule, stale bool) []*apiAlert {
+	active := rule.ActiveAlerts()
+	out := make([]*apiAlert, len(active))
+	for i, a := range active {
+		activeAt := a.ActiveAt
+		out[i] = &apiAlert{
+			Labels:      a.Labels,
+			Annotations: a.Annotations,
+			State:       a.State.String(),
+			ActiveAt:    &activeAt,
+			Value:       strconv.FormatFloat(a.Value, 'e', -1, 64),
+			Stale:       stale,
+		}
+		if !a.KeepFiringSince.IsZero() {
+			kfs := a.KeepFiringSince
+			out[i].KeepFiringSince = &kfs
+		}
+	}
+	return out
+}

@@ -1,0 +1,644 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/prometheus/model/labels"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pagedhq/paged/notifier"
+)
+
+// Defaults of paged.yaml (DESIGN.md §3).
+const (
+	DefaultEvaluationInterval = 30 * time.Second
+	DefaultListenAddress      = "127.0.0.1:9095"
+	DefaultStoragePath        = "data/"
+	DefaultDatasourceTimeout  = 10 * time.Second
+	DefaultDownAfterFailures  = 3
+	DefaultScrapeInterval     = 5 * time.Second
+	DefaultRetention          = 24 * time.Hour
+	DefaultMetricsPath        = "/metrics"
+	DefaultScheme             = "http"
+)
+
+// Datasource types.
+const (
+	DatasourcePrometheus = "prometheus"
+	DatasourceEmbedded   = "embedded"
+)
+
+// Config is a loaded paged.yaml. Relative paths in it are already resolved
+// against the directory of the file, ${ENV} is expanded, and secrets read
+// from *_file fields are held in unexported fields that no output shows.
+type Config struct {
+	// File is the path the configuration was loaded from.
+	File string
+
+	Global         GlobalConfig
+	Datasource     DatasourceConfig
+	RuleFiles      []string // the globs, resolved against the config directory
+	RuleFilePaths  []string // the files they match, sorted, without duplicates
+	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
+	Storage        StorageConfig
+	Web            WebConfig
+	// Notifier is the notifier: block (Alertmanager route, inhibit_rules,
+	// receivers, alertmanagers), ${ENV} already expanded. The notifier
+	// decodes and validates it; nil when the block is absent.
+	Notifier *yaml.Node
+	// NotifierConfig is the decoded notifier block; nil when it is absent.
+	NotifierConfig *notifier.Config
+
+	// sections holds each top-level block re-encoded after ${ENV}
+	// expansion, to tell which blocks a reload changes.
+	sections map[string]string
+}
+
+// GlobalConfig is the global: block.
+type GlobalConfig struct {
+	EvaluationInterval time.Duration
+	// ExternalURL is the base of UI, silence and runbook links. Default:
+	// http://{web.listen_address}.
+	ExternalURL    *url.URL
+	ExternalLabels labels.Labels
+}
+
+// DatasourceConfig is the datasource: block.
+type DatasourceConfig struct {
+	Type       string // DatasourcePrometheus or DatasourceEmbedded
+	Prometheus PrometheusDatasource
+	Embedded   EmbeddedDatasource
+	// DownAfterFailures is the number of consecutive failed evaluations
+	// after which the built-in PagedDatasourceDown alert fires.
+	DownAfterFailures int
+}
+
+// PrometheusDatasource is datasource.prometheus: a Prometheus-compatible
+// query API.
+type PrometheusDatasource struct {
+	URL        *url.URL
+	Timeout    time.Duration
+	HTTPConfig promconfig.HTTPClientConfig
+}
+
+// EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
+// keeps the samples in a local TSDB.
+type EmbeddedDatasource struct {
+	ScrapeInterval time.Duration
+	Retention      time.Duration
+	ScrapeConfigs  []ScrapeConfig
+}
+
+// ScrapeConfig is the subset of Prometheus's scrape_config that the
+// embedded mode accepts.
+type ScrapeConfig struct {
+	JobName        string
+	StaticConfigs  []StaticConfig
+	MetricsPath    string
+	Scheme         string
+	ScrapeInterval time.Duration // 0: embedded.scrape_interval
+	ScrapeTimeout  time.Duration // 0: the scrape interval
+}
+
+// StaticConfig is a list of targets with common labels.
+type StaticConfig struct {
+	Targets []string
+	Labels  map[string]string
+}
+
+// StorageConfig is the storage: block.
+type StorageConfig struct {
+	Path string // alert state, silences, notification log
+}
+
+// WebConfig is the web: block.
+type WebConfig struct {
+	ListenAddress string
+	// AuthTokenFile holds the bearer token every mutating endpoint requires.
+	AuthTokenFile string
+	// RunbooksDir is a directory of markdown runbooks served at /runbooks/.
+	RunbooksDir string
+
+	authToken string // content of AuthTokenFile, never printed
+}
+
+// AuthRequired reports whether mutating endpoints need a bearer token.
+func (w WebConfig) AuthRequired() bool { return w.authToken != "" }
+
+// LoadConfig reads and validates the file at path. getenv provides ${ENV}
+// values (os.Getenv when nil). A file that cannot be read gives an
+// *os.PathError; a file with problems gives a *ConfigError that lists them
+// all.
+func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(data, path, getenv)
+}
+
+// ParseConfig validates data as the contents of the file at path; relative
+// paths resolve against path's directory.
+func ParseConfig(data []byte, path string, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	d := &decoder{file: path, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
+	cfg := defaultConfig()
+	cfg.File = path
+	dir := filepath.Dir(path)
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		d.problems = append(d.problems, yamlSyntaxProblem(path, err))
+		return nil, &ConfigError{Problems: d.problems}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.errorf(&extra, "", "only one YAML document is allowed")
+	}
+	// Anchors and aliases are allowed, but an alias that contains itself
+	// or one that multiplies the document (a "billion laughs") would send
+	// the walk below around forever: yaml's own decoder detects both.
+	var probe any
+	if err := doc.Decode(&probe); err != nil && (strings.Contains(err.Error(), "contains itself") || strings.Contains(err.Error(), "excessive aliasing")) {
+		d.errorf(&doc, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, &ConfigError{Problems: d.problems}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	d.expand(root, getenv, "")
+
+	var (
+		externalURL    *url.URL
+		externalLabels map[string]string
+		runbookBase    *url.URL
+		dsType         = DatasourcePrometheus
+		ruleFilesNode  *yaml.Node
+	)
+	ds := &cfg.Datasource
+	d.mapping(root, "",
+		field{"global", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"evaluation_interval", d.duration(&cfg.Global.EvaluationInterval, false)},
+				field{"external_url", d.httpURL(&externalURL)},
+				field{"external_labels", d.labelSet(&externalLabels)},
+			)
+		}},
+		field{"datasource", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"type", d.oneOf(&dsType, DatasourcePrometheus, DatasourceEmbedded)},
+				field{"down_after_failures", d.positiveInt(&ds.DownAfterFailures)},
+				field{"prometheus", func(n *yaml.Node, key string) {
+					d.mapping(n, key,
+						field{"url", d.httpURL(&ds.Prometheus.URL)},
+						field{"timeout", d.duration(&ds.Prometheus.Timeout, false)},
+						field{"http_config", func(n *yaml.Node, key string) {
+							d.httpClientConfig(n, key, dir, &ds.Prometheus.HTTPConfig)
+						}},
+					)
+				}},
+				field{"embedded", func(n *yaml.Node, key string) {
+					d.embedded(n, key, &ds.Embedded)
+				}},
+			)
+		}},
+		field{"rule_files", func(n *yaml.Node, key string) {
+			ruleFilesNode = n
+			d.ruleFiles(n, key, dir, cfg)
+		}},
+		field{"runbook_base_url", func(n *yaml.Node, key string) {
+			if v, ok := d.scalar(n, key); ok && v == "" {
+				return // empty: serve runbooks ourselves
+			}
+			d.httpURL(&runbookBase)(n, key)
+		}},
+		field{"storage", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"path", d.nonEmptyPath(&cfg.Storage.Path)},
+			)
+		}},
+		field{"web", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"listen_address", d.hostPort(&cfg.Web.ListenAddress)},
+				field{"auth_token_file", func(n *yaml.Node, key string) {
+					d.authTokenFile(n, key, dir, &cfg.Web)
+				}},
+				field{"runbooks_dir", d.directory(&cfg.Web.RunbooksDir, dir)},
+			)
+		}},
+		field{"notifier", func(n *yaml.Node, key string) {
+			if n.Kind != yaml.MappingNode {
+				d.errorf(n, key, "expected a mapping, got %s", kindName(n))
+				return
+			}
+			cfg.Notifier = n
+			d.notifierFiles(n, key, dir)
+			var nc notifier.Config
+			if err := nc.UnmarshalYAML(n); err != nil {
+				d.notifierProblems(n, err)
+				return
+			}
+			resolveNotifierPaths(&nc, dir)
+			cfg.NotifierConfig = &nc
+		}},
+	)
+	cfg.sections = sections(root)
+
+	ds.Type = dsType
+	switch ds.Type {
+	case DatasourcePrometheus:
+		if ds.Prometheus.URL == nil && !d.hasProblemUnder("datasource.prometheus.url") {
+			d.errorf(root, "datasource.prometheus.url", "required when datasource.type is prometheus")
+		}
+	case DatasourceEmbedded:
+		if len(ds.Embedded.ScrapeConfigs) == 0 && !d.hasProblemUnder("datasource.embedded") {
+			d.errorf(root, "datasource.embedded.scrape_configs", "at least one scrape config is required when datasource.type is embedded")
+		}
+	}
+	if ruleFilesNode == nil {
+		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate")
+	}
+	cfg.Global.ExternalLabels = labels.FromMap(externalLabels)
+	if externalURL == nil {
+		externalURL = &url.URL{Scheme: "http", Host: cfg.Web.ListenAddress}
+	}
+	cfg.Global.ExternalURL = externalURL
+	cfg.RunbookBaseURL = runbookBase
+	if !filepath.IsAbs(cfg.Storage.Path) {
+		cfg.Storage.Path = filepath.Join(dir, cfg.Storage.Path)
+	}
+
+	if len(d.problems) > 0 {
+		sortProblems(d.problems)
+		return nil, &ConfigError{Problems: d.problems}
+	}
+	return cfg, nil
+}
+
+func defaultConfig() *Config {
+	return &Config{
+		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval},
+		Datasource: DatasourceConfig{
+			Type:              DatasourcePrometheus,
+			DownAfterFailures: DefaultDownAfterFailures,
+			Prometheus: PrometheusDatasource{
+				Timeout:    DefaultDatasourceTimeout,
+				HTTPConfig: promconfig.DefaultHTTPClientConfig,
+			},
+			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
+		},
+		Storage: StorageConfig{Path: DefaultStoragePath},
+		Web:     WebConfig{ListenAddress: DefaultListenAddress},
+	}
+}
+
+func (d *decoder) hasProblemUnder(key string) bool {
+	return slices.ContainsFunc(d.problems, func(p Problem) bool { return strings.HasPrefix(p.Key, key) })
+}
+
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+}
+
+// yamlSyntaxProblem turns a YAML parse error into a positioned problem.
+func yamlSyntaxProblem(file string, err error) Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	p := Problem{File: file, Message: "invalid YAML: " + msg}
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+		// yaml reports an unclosed flow collection at the line before the
+		// one that opens it.
+		if strings.Contains(msg, "did not find expected ',' or") {
+			line++
+		}
+		p.Line, p.Column = line, 1
+		_, rest, _ := strings.Cut(msg, ": ")
+		p.Message = "invalid YAML: " + rest
+	}
+	return p
+}
+
+func (d *decoder) httpClientConfig(n *yaml.Node, key, dir string, dst *promconfig.HTTPClientConfig) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, key, "expected a mapping, got %s", kindName(n))
+		return
+	}
+	before := len(d.problems)
+	d.checkKeys(n, reflect.TypeFor[promconfig.HTTPClientConfig](), key)
+	if len(d.problems) > before {
+		return
+	}
+	var hc promconfig.HTTPClientConfig
+	if err := n.Decode(&hc); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, msg := range te.Errors {
+				at, msg := nodeAtLine(n, msg)
+				d.errorf(at, key, "%s", redactTypeError(msg))
+			}
+			return
+		}
+		// Validate errors (conflicting auth settings) name keys, not values.
+		d.errorf(n, key, "%v", err)
+		return
+	}
+	hc.SetDirectory(dir)
+	for _, f := range httpConfigFiles(&hc) {
+		if _, err := os.Stat(f.path); err != nil {
+			d.errorf(findKey(n, f.key), joinKey(key, f.key), "cannot read file %s: %v", f.path, errors.Unwrap(err))
+		}
+	}
+	*dst = hc
+}
+
+// redactTypeError keeps yaml's "line N: cannot unmarshal !!map into string"
+// but drops the quoted value that some of its messages carry.
+func redactTypeError(msg string) string {
+	if i := strings.Index(msg, "`"); i >= 0 {
+		if j := strings.LastIndex(msg, "`"); j > i {
+			msg = msg[:i] + "value" + msg[j+1:]
+		}
+	}
+	return msg
+}
+
+// nodeAtLine finds the node a yaml "line N: ..." message points at and
+// returns it with the message minus the line prefix.
+func nodeAtLine(n *yaml.Node, msg string) (*yaml.Node, string) {
+	var line int
+	if _, err := fmt.Sscanf(msg, "line %d:", &line); err != nil {
+		return n, msg
+	}
+	_, rest, _ := strings.Cut(msg, ": ")
+	var found *yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(c *yaml.Node) {
+		if found != nil || c == nil {
+			return
+		}
+		if c.Line == line && c.Kind != yaml.MappingNode {
+			found = c
+			return
+		}
+		for _, cc := range c.Content {
+			walk(cc)
+		}
+	}
+	walk(n)
+	if found == nil {
+		return n, rest
+	}
+	return found, rest
+}
+
+// findKey returns the value node at a dotted key path under n, or n when
+// the path is not there (bearer_token_file moves into authorization while
+// validating).
+func findKey(n *yaml.Node, path string) *yaml.Node {
+	cur := n
+	for _, k := range strings.Split(path, ".") {
+		cur = resolve(cur)
+		if cur == nil || cur.Kind != yaml.MappingNode {
+			return n
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(cur.Content); i += 2 {
+			if cur.Content[i].Value == k {
+				next = cur.Content[i+1]
+			}
+		}
+		if next == nil {
+			return n
+		}
+		cur = next
+	}
+	return cur
+}
+
+type fileRef struct{ key, path string }
+
+func httpConfigFiles(hc *promconfig.HTTPClientConfig) []fileRef {
+	var out []fileRef
+	add := func(key, path string) {
+		if path != "" {
+			out = append(out, fileRef{key, path})
+		}
+	}
+	if hc.BasicAuth != nil {
+		add("basic_auth.username_file", hc.BasicAuth.UsernameFile)
+		add("basic_auth.password_file", hc.BasicAuth.PasswordFile)
+	}
+	if hc.Authorization != nil {
+		add("authorization.credentials_file", hc.Authorization.CredentialsFile)
+	}
+	add("bearer_token_file", hc.BearerTokenFile)
+	if hc.OAuth2 != nil {
+		add("oauth2.client_secret_file", hc.OAuth2.ClientSecretFile)
+	}
+	add("tls_config.ca_file", hc.TLSConfig.CAFile)
+	add("tls_config.cert_file", hc.TLSConfig.CertFile)
+	add("tls_config.key_file", hc.TLSConfig.KeyFile)
+	return out
+}
+
+func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
+	d.mapping(n, key,
+		field{"scrape_interval", d.duration(&dst.ScrapeInterval, false)},
+		field{"retention", d.duration(&dst.Retention, false)},
+		field{"scrape_configs", d.list(func(n *yaml.Node, key string) {
+			sc := ScrapeConfig{MetricsPath: DefaultMetricsPath, Scheme: DefaultScheme}
+			d.mapping(n, key,
+				field{"job_name", d.str(&sc.JobName)},
+				field{"metrics_path", d.str(&sc.MetricsPath)},
+				field{"scheme", d.oneOf(&sc.Scheme, "http", "https")},
+				field{"scrape_interval", d.duration(&sc.ScrapeInterval, false)},
+				field{"scrape_timeout", d.duration(&sc.ScrapeTimeout, false)},
+				field{"static_configs", d.list(func(n *yaml.Node, key string) {
+					var st StaticConfig
+					d.mapping(n, key,
+						field{"targets", d.list(func(n *yaml.Node, key string) {
+							var t string
+							d.hostPort(&t)(n, key)
+							if t != "" {
+								st.Targets = append(st.Targets, t)
+							}
+						})},
+						field{"labels", d.labelSet(&st.Labels)},
+					)
+					sc.StaticConfigs = append(sc.StaticConfigs, st)
+				})},
+			)
+			if sc.JobName == "" {
+				d.errorf(n, key+".job_name", "required")
+			} else if slices.ContainsFunc(dst.ScrapeConfigs, func(o ScrapeConfig) bool { return o.JobName == sc.JobName }) {
+				d.errorf(n, key+".job_name", "duplicate job name %q", sc.JobName)
+			}
+			if !strings.HasPrefix(sc.MetricsPath, "/") {
+				d.errorf(n, key+".metrics_path", "must start with /")
+			}
+			dst.ScrapeConfigs = append(dst.ScrapeConfigs, sc)
+		})},
+	)
+}
+
+// ruleFiles expands each glob; a glob that matches nothing is a problem
+// that names it.
+func (d *decoder) ruleFiles(n *yaml.Node, key, dir string, cfg *Config) {
+	seen := map[string]bool{}
+	d.list(func(n *yaml.Node, key string) {
+		pattern, ok := d.scalar(n, key)
+		if !ok {
+			return
+		}
+		if pattern == "" {
+			d.errorf(n, key, "empty pattern")
+			return
+		}
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(dir, pattern)
+		}
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			d.errorf(n, key, "invalid glob %q: %v", n.Value, err)
+			return
+		}
+		files := matches[:0]
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && !st.IsDir() {
+				files = append(files, m)
+			}
+		}
+		if len(files) == 0 {
+			d.errorf(n, key, "%q matches no files (resolved to %s)", n.Value, pattern)
+			return
+		}
+		cfg.RuleFiles = append(cfg.RuleFiles, pattern)
+		for _, f := range files {
+			if !seen[f] {
+				seen[f] = true
+				cfg.RuleFilePaths = append(cfg.RuleFilePaths, f)
+			}
+		}
+	})(n, key)
+	slices.Sort(cfg.RuleFilePaths)
+}
+
+func (d *decoder) nonEmptyPath(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, key string) {
+		v, ok := d.scalar(n, key)
+		if !ok {
+			return
+		}
+		if v == "" {
+			d.errorf(n, key, "must not be empty")
+			return
+		}
+		*dst = v
+	}
+}
+
+func (d *decoder) directory(dst *string, dir string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, key string) {
+		v, ok := d.scalar(n, key)
+		if !ok || v == "" {
+			return
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(dir, v)
+		}
+		st, err := os.Stat(v)
+		if err != nil || !st.IsDir() {
+			d.errorf(n, key, "%s is not a directory", v)
+			return
+		}
+		*dst = v
+	}
+}
+
+// authTokenFile reads the bearer token. Its content is a secret: only the
+// path appears in messages.
+func (d *decoder) authTokenFile(n *yaml.Node, key, dir string, w *WebConfig) {
+	v, ok := d.scalar(n, key)
+	if !ok || v == "" {
+		return
+	}
+	if !filepath.IsAbs(v) {
+		v = filepath.Join(dir, v)
+	}
+	b, err := readSmallFile(v)
+	if err != nil {
+		d.errorf(n, key, "cannot read token file %s: %v", v, err)
+		return
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		d.errorf(n, key, "token file %s is empty", v)
+		return
+	}
+	w.AuthTokenFile = v
+	w.authToken = tok
+}
+
+// sections re-encodes every top-level block, for change detection.
+func sections(root *yaml.Node) map[string]string {
+	out := map[string]string{}
+	if root == nil || root.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		b, err := yaml.Marshal(root.Content[i+1])
+		if err == nil {
+			out[root.Content[i].Value] = string(b)
+		}
+	}
+	return out
+}
+
+// maxSecretFileSize bounds what paged reads from a secret file, so a path
+// such as /dev/zero cannot hang the loader.
+const maxSecretFileSize = 64 << 10
+
+// readSmallFile reads a regular file of at most maxSecretFileSize bytes.
+// Errors name the reason, never the content.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Unwrap(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, errors.Unwrap(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileSize+1))
+	if err != nil {
+		return nil, errors.Unwrap(err)
+	}
+	if len(b) > maxSecretFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", maxSecretFileSize)
+	}
+	return b, nil
+}

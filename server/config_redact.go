@@ -1,0 +1,195 @@
+package server
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
+)
+
+// secretPlaceholder replaces every secret in the redacted configuration, as
+// Prometheus and Alertmanager do.
+const secretPlaceholder = "<secret>"
+
+// Redacted returns the configuration as YAML with defaults filled in and
+// every secret replaced by <secret>: passwords, tokens, credentials, the
+// userinfo and query of URLs, and in the notifier block every URL and every
+// key that names a secret. It is what /api/v1/status/config serves.
+func (c *Config) Redacted() (string, error) {
+	type staticConfig struct {
+		Targets []string          `yaml:"targets"`
+		Labels  map[string]string `yaml:"labels,omitempty"`
+	}
+	type scrapeConfig struct {
+		JobName        string         `yaml:"job_name"`
+		StaticConfigs  []staticConfig `yaml:"static_configs"`
+		MetricsPath    string         `yaml:"metrics_path"`
+		Scheme         string         `yaml:"scheme"`
+		ScrapeInterval string         `yaml:"scrape_interval,omitempty"`
+		ScrapeTimeout  string         `yaml:"scrape_timeout,omitempty"`
+	}
+	type view struct {
+		Global struct {
+			EvaluationInterval string            `yaml:"evaluation_interval"`
+			ExternalURL        string            `yaml:"external_url"`
+			ExternalLabels     map[string]string `yaml:"external_labels,omitempty"`
+		} `yaml:"global"`
+		Datasource struct {
+			Type              string `yaml:"type"`
+			DownAfterFailures int    `yaml:"down_after_failures"`
+			Prometheus        *struct {
+				URL        string                       `yaml:"url"`
+				Timeout    string                       `yaml:"timeout"`
+				HTTPConfig *promconfig.HTTPClientConfig `yaml:"http_config"`
+			} `yaml:"prometheus,omitempty"`
+			Embedded *struct {
+				ScrapeInterval string         `yaml:"scrape_interval"`
+				Retention      string         `yaml:"retention"`
+				ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
+			} `yaml:"embedded,omitempty"`
+		} `yaml:"datasource"`
+		RuleFiles      []string `yaml:"rule_files"`
+		RunbookBaseURL string   `yaml:"runbook_base_url"`
+		Storage        struct {
+			Path string `yaml:"path"`
+		} `yaml:"storage"`
+		Web struct {
+			ListenAddress string `yaml:"listen_address"`
+			AuthTokenFile string `yaml:"auth_token_file,omitempty"`
+			RunbooksDir   string `yaml:"runbooks_dir,omitempty"`
+		} `yaml:"web"`
+		Notifier *yaml.Node `yaml:"notifier,omitempty"`
+	}
+	var v view
+	v.Global.EvaluationInterval = promDuration(c.Global.EvaluationInterval)
+	v.Global.ExternalURL = redactURL(c.Global.ExternalURL)
+	v.Global.ExternalLabels = c.Global.ExternalLabels.Map()
+	ds := &v.Datasource
+	ds.Type = c.Datasource.Type
+	ds.DownAfterFailures = c.Datasource.DownAfterFailures
+	switch c.Datasource.Type {
+	case DatasourcePrometheus:
+		hc := c.Datasource.Prometheus.HTTPConfig
+		ds.Prometheus = &struct {
+			URL        string                       `yaml:"url"`
+			Timeout    string                       `yaml:"timeout"`
+			HTTPConfig *promconfig.HTTPClientConfig `yaml:"http_config"`
+		}{redactURL(c.Datasource.Prometheus.URL), promDuration(c.Datasource.Prometheus.Timeout), &hc}
+	case DatasourceEmbedded:
+		e := c.Datasource.Embedded
+		ds.Embedded = &struct {
+			ScrapeInterval string         `yaml:"scrape_interval"`
+			Retention      string         `yaml:"retention"`
+			ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
+		}{ScrapeInterval: promDuration(e.ScrapeInterval), Retention: promDuration(e.Retention)}
+		for _, sc := range e.ScrapeConfigs {
+			out := scrapeConfig{JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme}
+			if sc.ScrapeInterval > 0 {
+				out.ScrapeInterval = promDuration(sc.ScrapeInterval)
+			}
+			if sc.ScrapeTimeout > 0 {
+				out.ScrapeTimeout = promDuration(sc.ScrapeTimeout)
+			}
+			for _, st := range sc.StaticConfigs {
+				out.StaticConfigs = append(out.StaticConfigs, staticConfig(st))
+			}
+			ds.Embedded.ScrapeConfigs = append(ds.Embedded.ScrapeConfigs, out)
+		}
+	}
+	v.RuleFiles = c.RuleFiles
+	v.RunbookBaseURL = redactURL(c.RunbookBaseURL)
+	v.Storage.Path = c.Storage.Path
+	v.Web.ListenAddress = c.Web.ListenAddress
+	v.Web.AuthTokenFile = c.Web.AuthTokenFile
+	v.Web.RunbooksDir = c.Web.RunbooksDir
+	if c.Notifier != nil {
+		v.Notifier = redactNode(c.Notifier, "")
+	}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&v); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func promDuration(d time.Duration) string { return model.Duration(d).String() }
+
+// redactURL hides the password and the query of a URL: either can carry a
+// token.
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	r := *u
+	if r.User != nil {
+		if _, has := r.User.Password(); has {
+			r.User = url.UserPassword(r.User.Username(), "xxxxx")
+		}
+	}
+	if r.RawQuery != "" {
+		q := r.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		r.RawQuery = q.Encode()
+	}
+	return r.String()
+}
+
+// secretKey reports whether a key in the notifier block holds a secret (or
+// a URL, which for Slack and webhooks is one). Paths (*_file) are kept.
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasSuffix(k, "_file") {
+		return false
+	}
+	for _, s := range []string{"url", "token", "secret", "password", "credentials", "key", "auth", "header"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactNode returns a deep copy of n with the values of secret keys
+// replaced, whatever their shape.
+func redactNode(n *yaml.Node, key string) *yaml.Node {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Content = nil
+	c.Anchor = ""
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	if n.Kind == yaml.ScalarNode && secretKey(key) && n.Value != "" {
+		c.Value, c.Tag, c.Style = secretPlaceholder, "!!str", 0
+		return &c
+	}
+	for i, ch := range n.Content {
+		switch {
+		case n.Kind == yaml.MappingNode && i%2 == 0:
+			kc := *ch
+			c.Content = append(c.Content, &kc)
+		case n.Kind == yaml.MappingNode:
+			k := n.Content[i-1].Value
+			if secretKey(k) && resolve(ch).Kind != yaml.ScalarNode {
+				// a structured secret (http_headers, proxy_connect_header...)
+				c.Content = append(c.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: secretPlaceholder})
+				continue
+			}
+			c.Content = append(c.Content, redactNode(ch, k))
+		default:
+			c.Content = append(c.Content, redactNode(ch, key))
+		}
+	}
+	return &c
+}

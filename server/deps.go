@@ -1,0 +1,54 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/notifier"
+	"github.com/pagedhq/paged/rules"
+)
+
+// Engine is what the server needs from the rule engine; *engine.Engine
+// satisfies it.
+type Engine interface {
+	// Run evaluates the rule groups until ctx is cancelled.
+	Run(ctx context.Context) error
+	// ApplyRules loads cfg's rule files with its global settings
+	// (evaluation interval, external labels); on failure the old rules
+	// keep running.
+	ApplyRules(cfg *Config) error
+	// RuleGroups returns the loaded groups with their live state.
+	RuleGroups() []*promrules.Group
+	// Ready reports whether rules are loaded and the datasource answered,
+	// and why not.
+	Ready() (bool, string)
+}
+
+// Notifier is what the server needs from the notifier; *notifier.Notifier
+// satisfies it.
+type Notifier interface {
+	Run(ctx context.Context) error
+	Notify(ctx context.Context, alerts []*rules.Alert)
+	ApplyConfig(*notifier.Config) error
+	APIHandler() http.Handler
+}
+
+// Deps is what the server hands to the factories.
+type Deps struct {
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// Notify delivers the engine's alerts: the notifier's Notify, or nil
+	// when there is no notifier (the engine then prints alerts).
+	Notify rules.NotifyFunc
+}
+
+// EngineFactory builds the engine for a loaded configuration.
+type EngineFactory func(cfg *Config, deps Deps) (Engine, error)
+
+// NotifierFactory builds the notifier for a loaded configuration. It returns
+// nil, nil when the configuration has no notifier block.
+type NotifierFactory func(cfg *Config, deps Deps) (Notifier, error)

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+
+	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/engine/embedded"
+)
+
+// DefaultEngineFactory builds paged's rule engine over the configured
+// datasource: a remote Prometheus-compatible API, or the embedded scraper
+// and TSDB (kept under storage.path/metrics, apart from the alert state).
+func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
+	a := &engineAdapter{}
+	opts := engine.Options{
+		StoragePath:         cfg.Storage.Path,
+		Notify:              deps.Notify,
+		EvaluationInterval:  cfg.Global.EvaluationInterval,
+		ExternalURL:         cfg.Global.ExternalURL.String(),
+		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
+		Logger:              deps.Logger,
+		Registerer:          deps.Registerer,
+	}
+	switch cfg.Datasource.Type {
+	case DatasourceEmbedded:
+		e := cfg.Datasource.Embedded
+		eo := embedded.Options{
+			StoragePath:    filepath.Join(cfg.Storage.Path, "metrics"),
+			ScrapeInterval: e.ScrapeInterval,
+			Retention:      e.Retention,
+			Logger:         deps.Logger,
+			Registerer:     deps.Registerer,
+		}
+		for _, sc := range e.ScrapeConfigs {
+			out := embedded.ScrapeConfig{
+				JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme,
+				ScrapeInterval: sc.ScrapeInterval, ScrapeTimeout: sc.ScrapeTimeout,
+			}
+			for _, st := range sc.StaticConfigs {
+				out.StaticConfigs = append(out.StaticConfigs, embedded.StaticConfig{Targets: st.Targets, Labels: st.Labels})
+			}
+			eo.ScrapeConfigs = append(eo.ScrapeConfigs, out)
+		}
+		emb, err := embedded.New(eo)
+		if err != nil {
+			return nil, err
+		}
+		a.emb = emb
+		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		opts.DatasourceName = "embedded TSDB"
+	default:
+		p := cfg.Datasource.Prometheus
+		remote, err := engine.NewRemote(engine.RemoteOptions{URL: p.URL.String(), Timeout: p.Timeout, HTTPConfig: p.HTTPConfig})
+		if err != nil {
+			return nil, err
+		}
+		opts.Datasource = remote
+		opts.DatasourceName = remote.String()
+	}
+	eng, err := engine.New(opts)
+	if err != nil {
+		if a.emb != nil {
+			err = errors.Join(err, a.emb.Close())
+		}
+		return nil, err
+	}
+	a.eng = eng
+	return a, nil
+}
+
+// engineAdapter runs the engine and, in embedded mode, the scraper that
+// feeds it, as one Engine.
+type engineAdapter struct {
+	eng *engine.Engine
+	emb *embedded.Embedded // nil with a remote datasource
+}
+
+func (a *engineAdapter) Run(ctx context.Context) error {
+	if a.emb == nil {
+		return a.eng.Run(ctx)
+	}
+	var wg sync.WaitGroup
+	var embErr error
+	wg.Go(func() { embErr = a.emb.Run(ctx) })
+	engErr := a.eng.Run(ctx)
+	wg.Wait()
+	return errors.Join(engErr, embErr)
+}
+
+func (a *engineAdapter) ApplyRules(cfg *Config) error {
+	return a.eng.ApplyRules(cfg.RuleFilePaths, engine.RuleSettings{
+		EvaluationInterval: cfg.Global.EvaluationInterval,
+		ExternalLabels:     cfg.Global.ExternalLabels,
+	})
+}
+
+func (a *engineAdapter) RuleGroups() []*promrules.Group { return a.eng.RuleGroups() }
+
+func (a *engineAdapter) Ready() (bool, string) { return a.eng.Ready() }
+
+// IsStale reports whether the rule's query is failing and its alerts kept.
+func (a *engineAdapter) IsStale(r promrules.Rule) bool { return a.eng.RuleStatus(r).Stale }
+
+// Close releases the storage of an engine that never ran.
+func (a *engineAdapter) Close() error {
+	err := a.eng.Close()
+	if a.emb != nil {
+		err = errors.Join(err, a.emb.Close())
+	}
+	return err
+}

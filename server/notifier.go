@@ -1,0 +1,29 @@
+package server
+
+import (
+	"github.com/pagedhq/paged/notifier"
+)
+
+// NewNotifier is the default NotifierFactory: paged's embedded Alertmanager
+// with state under storage.path.
+func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
+	if cfg.NotifierConfig == nil {
+		return nil, nil
+	}
+	opts := notifier.Options{
+		Config:      cfg.NotifierConfig,
+		StoragePath: cfg.Storage.Path,
+		ExternalURL: cfg.Global.ExternalURL.String(),
+		AuthToken:   cfg.Web.authToken,
+		Logger:      deps.Logger,
+		Registerer:  deps.Registerer,
+	}
+	if cfg.RunbookBaseURL != nil {
+		opts.RunbookBaseURL = cfg.RunbookBaseURL.String()
+	}
+	n, err := notifier.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// restartBlocks are the parts of paged.yaml the engine's datasource, its
+// storage and the notifier are built from; a reload cannot change them.
+var restartBlocks = []string{"datasource", "storage", "runbook_base_url"}
+
+// ReloadError is a reload that failed; the previous configuration and
+// rules keep running.
+type ReloadError struct {
+	Err error
+}
+
+func (e *ReloadError) Error() string {
+	return "reload failed, previous configuration kept: " + e.Err.Error()
+}
+
+func (e *ReloadError) Unwrap() error { return e.Err }
+
+// Reload re-reads the configuration file and applies it: rule files (the
+// engine keeps the state of unchanged groups), the notifier block, the auth
+// token and the runbooks. It applies everything or nothing: on any error the
+// previous configuration and rules keep running and the error says why.
+func (s *Server) Reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	err := s.reload()
+	if err != nil {
+		s.metrics.lastReloadOK.Set(0)
+		s.metrics.reloads.WithLabelValues("failure").Inc()
+		return &ReloadError{Err: err}
+	}
+	s.metrics.reloadSuccess(time.Now())
+	s.metrics.reloads.WithLabelValues("success").Inc()
+	s.logger.Info("configuration reloaded", "file", s.opts.ConfigFile, "rule_files", len(s.Config().RuleFilePaths))
+	return nil
+}
+
+func (s *Server) reload() error {
+	old := s.Config()
+	cfg, err := LoadConfig(s.opts.ConfigFile, s.opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if changed := restartRequired(old, cfg); len(changed) > 0 {
+		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, global.evaluation_interval, global.external_labels, notifier, web.auth_token_file and web.runbooks_dir)", strings.Join(changed, ", "))
+	}
+	if (old.NotifierConfig == nil) != (cfg.NotifierConfig == nil) {
+		return errors.New("notifier block added or removed: restart paged to apply")
+	}
+	if err := s.eng.ApplyRules(cfg); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	if s.notifier != nil && cfg.NotifierConfig != nil {
+		if err := s.notifier.ApplyConfig(cfg.NotifierConfig); err != nil {
+			// Put the old rules back so nothing of the new config runs.
+			if rerr := s.eng.ApplyRules(old); rerr != nil {
+				s.logger.Error("restoring previous rules failed", "err", rerr)
+			}
+			return fmt.Errorf("notifier: %w", err)
+		}
+	}
+	s.cfg.Store(cfg)
+	return nil
+}
+
+// restartRequired lists the blocks that differ between two configurations
+// and that only a restart applies.
+func restartRequired(old, cfg *Config) []string {
+	var out []string
+	for _, b := range restartBlocks {
+		if old.sections[b] != cfg.sections[b] {
+			out = append(out, b)
+		}
+	}
+	if old.Web.ListenAddress != cfg.Web.ListenAddress {
+		out = append(out, "web.listen_address")
+	}
+	if old.Global.ExternalURL.String() != cfg.Global.ExternalURL.String() {
+		out = append(out, "global.external_url")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// handleReload is POST /-/reload: 200 when the new configuration runs,
+// 400 when it is invalid (the old one keeps running), 500 when applying it
+// failed.
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	err := s.Reload()
+	if err == nil {
+		fmt.Fprintln(w, "configuration reloaded")
+		return
+	}
+	s.logger.Error("reload failed", "err", err)
+	code := http.StatusInternalServerError
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		code = http.StatusBadRequest
+	}
+	w.WriteHeader(code)
+	fmt.Fprintln(w, err.Error())
+}

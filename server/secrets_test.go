@@ -1,0 +1,160 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The secrets of the configuration below. None of them may appear in an
+// error, a log line or any API response.
+var testSecrets = map[string]string{
+	"DS_PASSWORD":    "ds-pass-9f8e",
+	"DS_QUERY_TOKEN": "qtok-7d6c",
+	"BEARER":         "bearer-5b4a",
+	"SLACK_URL":      "https://hooks.slack.com/services/T000/B000/slack-3c2b",
+	"WEBHOOK_TOKEN":  "wh-1a0f",
+	"HMAC":           "hmac-2e1d",
+}
+
+const authTokenSecret = "auth-0z9y"
+
+const secretConfig = `
+global:
+  external_labels: {cluster: prod}
+datasource:
+  prometheus:
+    url: http://paged:${DS_PASSWORD}@127.0.0.1:9/?token=${DS_QUERY_TOKEN}
+    http_config:
+      authorization: {credentials: "${BEARER}"}
+rule_files: [rules/basic.rules.yaml]
+web:
+  auth_token_file: token
+notifier:
+  route: {receiver: oncall}
+  receivers:
+    - name: oncall
+      slack_configs:
+        - api_url: ${SLACK_URL}
+      webhook_configs:
+        - url: https://hooks.example.com/T0/${WEBHOOK_TOKEN}
+          hmac_secret: ${HMAC}
+`
+
+func assertNoSecret(t *testing.T, where, s string) {
+	t.Helper()
+	all := []string{authTokenSecret}
+	for _, v := range testSecrets {
+		all = append(all, v)
+	}
+	for _, secret := range all {
+		// the Slack URL's last path segment is the secret part
+		if i := strings.LastIndex(secret, "/"); i >= 0 {
+			secret = secret[i+1:]
+		}
+		if strings.Contains(s, secret) {
+			t.Errorf("%s leaks secret %q:\n%s", where, secret, s)
+		}
+	}
+}
+
+func TestSecretsNeverLeak(t *testing.T) {
+	ts := newTestServer(t, secretConfig, map[string]string{
+		"rules/basic.rules.yaml": basicRules,
+		"token":                  authTokenSecret + "\n",
+	}, testSecrets)
+	ts.evalAll(time.Now())
+
+	// The secrets did arrive where they are needed.
+	cfg := ts.Config()
+	if p, _ := cfg.Datasource.Prometheus.URL.User.Password(); p != testSecrets["DS_PASSWORD"] {
+		t.Fatalf("datasource password not expanded")
+	}
+	if string(cfg.Datasource.Prometheus.HTTPConfig.Authorization.Credentials) != testSecrets["BEARER"] {
+		t.Fatalf("bearer credentials not expanded")
+	}
+	if got := string(cfg.NotifierConfig.Receivers[0].SlackConfigs[0].APIURL); got != testSecrets["SLACK_URL"] {
+		t.Fatalf("slack api_url not expanded")
+	}
+
+	// Every GET endpoint.
+	auth := http.Header{"Authorization": {"Bearer " + authTokenSecret}}
+	for _, path := range []string{"/api/v1/status/config", "/api/v1/rules", "/api/v1/alerts", "/metrics", "/-/ready", "/-/healthy", "/api/v2/status", "/api/v2/receivers"} {
+		code, body := ts.do(t, http.MethodGet, path, auth)
+		if code != http.StatusOK && path != "/-/ready" {
+			t.Errorf("GET %s = %d", path, code)
+		}
+		if path == "/api/v2/receivers" && !strings.Contains(body, `"oncall"`) {
+			t.Errorf("notifier API not mounted at /api/v2: %s", body)
+		}
+		assertNoSecret(t, "GET "+path, body)
+	}
+	_, status := ts.do(t, http.MethodGet, "/api/v1/status/config", nil)
+	for _, want := range []string{"<secret>", "xxxxx", "auth_token_file:", "cluster: prod"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status/config lacks %q:\n%s", want, status)
+		}
+	}
+
+	// Reloads, good and bad, and their logs.
+	if code, body := ts.do(t, http.MethodPost, "/-/reload", auth); code != 200 {
+		t.Fatalf("reload = %d %s", code, body)
+	}
+	ts.rewrite(t, strings.Replace(secretConfig, "api_url: ${SLACK_URL}", "api_url: ${SLACK_URL}x y", 1)+"bogus: 1\n")
+	code, body := ts.do(t, http.MethodPost, "/-/reload", auth)
+	if code != http.StatusBadRequest {
+		t.Errorf("bad reload = %d", code)
+	}
+	assertNoSecret(t, "failed reload response", body)
+	assertNoSecret(t, "logs", ts.logs.String())
+	if !strings.Contains(ts.logs.String(), "reload failed") {
+		t.Errorf("expected a logged reload failure:\n%s", ts.logs.String())
+	}
+}
+
+// Invalid values that carry secrets are reported without the value.
+func TestConfigErrorsDoNotEchoSecrets(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "rules/basic.rules.yaml", basicRules)
+	env := map[string]string{
+		"BAD_URL":   "http://user:badpw-8h7g@[::1",
+		"BAD_SLACK": "hooks.slack.com/services/T1/B1/slackbad-6f5e",
+		"BAD_HOOK":  "ftp://hooks.example.com/hookbad-4c3b",
+		"BEARER":    "bearer-list-2a1z",
+	}
+	writeFile(t, dir, "paged.yaml", `
+datasource:
+  prometheus:
+    url: ${BAD_URL}
+    http_config:
+      authorization: {credentials: ["${BEARER}"]}
+rule_files: [rules/basic.rules.yaml]
+notifier:
+  route: {receiver: oncall}
+  receivers:
+    - name: oncall
+      slack_configs:
+        - api_url: ${BAD_SLACK}
+      webhook_configs:
+        - url: ${BAD_HOOK}
+`)
+	_, err := LoadConfig(filepath.Join(dir, "paged.yaml"), func(k string) string { return env[k] })
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want *ConfigError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"datasource.prometheus.url: invalid URL", "api_url", "url: scheme must be http or https", "cannot unmarshal"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors lack %q:\n%s", want, msg)
+		}
+	}
+	for _, secret := range []string{"badpw-8h7g", "slackbad-6f5e", "hookbad-4c3b", "bearer-list-2a1z"} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("error leaks %q:\n%s", secret, msg)
+		}
+	}
+}

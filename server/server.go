@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pagedhq/paged/engine"
+)
+
+// Options configures the daemon. Only ConfigFile is required.
+type Options struct {
+	// ConfigFile is the path of paged.yaml.
+	ConfigFile string
+	// Getenv provides ${ENV} values; os.Getenv when nil.
+	Getenv func(string) string
+	// Logger receives the daemon's logs; nil discards them.
+	Logger *slog.Logger
+	// Listener, when set, is used instead of listening on
+	// web.listen_address (tests pass one on a free port).
+	Listener net.Listener
+	// Reload triggers a configuration reload each time it receives (cmd
+	// turns SIGHUP into a send). Nil: reloads only through POST /-/reload.
+	Reload <-chan struct{}
+	// Runbooks, when set, is served at /runbooks/ instead of
+	// web.runbooks_dir (for example the runbooks built into the binary).
+	Runbooks fs.FS
+	// NewEngine builds the engine; DefaultEngineFactory when nil.
+	NewEngine EngineFactory
+	// NewNotifier builds the notifier; NewNotifier when nil.
+	NewNotifier NotifierFactory
+	// AlertOutput receives the alerts as text when the configuration has
+	// no notifier block (cmd passes stdout). Nil: such alerts are dropped.
+	AlertOutput io.Writer
+	// ReadyCheckInterval is how often readiness is checked so that a change
+	// (and its reason) is logged. Default 1s.
+	ReadyCheckInterval time.Duration
+	// ShutdownTimeout bounds the graceful HTTP shutdown (default 10s).
+	ShutdownTimeout time.Duration
+}
+
+// Server is a running paged: configuration, engine, notifier and HTTP API.
+type Server struct {
+	opts     Options
+	logger   *slog.Logger
+	registry *prometheus.Registry
+	metrics  *metrics
+
+	eng      Engine
+	notifier Notifier // nil without a notifier block
+
+	reloadMu sync.Mutex // one reload at a time
+	cfg      atomic.Pointer[Config]
+}
+
+// New loads the configuration and builds the engine and the notifier. It
+// does not start them: Serve does.
+func New(opts Options) (*Server, error) {
+	if opts.ConfigFile == "" {
+		return nil, errors.New("no configuration file given")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.NewEngine == nil {
+		opts.NewEngine = DefaultEngineFactory
+	}
+	if opts.NewNotifier == nil {
+		opts.NewNotifier = NewNotifier
+	}
+	if opts.ReadyCheckInterval <= 0 {
+		opts.ReadyCheckInterval = time.Second
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 10 * time.Second
+	}
+	cfg, err := LoadConfig(opts.ConfigFile, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg)}
+	s.cfg.Store(cfg)
+
+	deps := Deps{Logger: opts.Logger.With("component", "notifier"), Registerer: reg}
+	n, err := opts.NewNotifier(cfg, deps)
+	if err != nil {
+		return nil, fmt.Errorf("build notifier: %w", err)
+	}
+	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg}
+	if n != nil {
+		s.notifier = n
+		deps.Notify = n.Notify
+	}
+	if deps.Notify == nil && opts.AlertOutput != nil {
+		deps.Notify = engine.ConsoleSink(opts.AlertOutput, time.Now)
+	}
+	eng, err := opts.NewEngine(cfg, deps)
+	if err != nil {
+		return nil, fmt.Errorf("build engine: %w", err)
+	}
+	if err := eng.ApplyRules(cfg); err != nil {
+		if c, ok := eng.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return nil, fmt.Errorf("load rules: %w", err)
+	}
+	s.eng = eng
+	s.metrics.reloadSuccess(time.Now())
+	return s, nil
+}
+
+// Config returns the configuration in effect.
+func (s *Server) Config() *Config { return s.cfg.Load() }
+
+func (s *Server) engine() Engine { return s.eng }
+
+// Registry is the registry /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.requireToken)
+	r.Get("/-/healthy", s.handleHealthy)
+	r.Head("/-/healthy", s.handleHealthy)
+	r.Get("/-/ready", s.handleReady)
+	r.Head("/-/ready", s.handleReady)
+	r.Post("/-/reload", s.handleReload)
+	r.Put("/-/reload", s.handleReload)
+	r.Get("/api/v1/rules", s.handleRules)
+	r.Get("/api/v1/alerts", s.handleAlerts)
+	r.Get("/api/v1/status/config", s.handleStatusConfig)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
+	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
+	r.Get("/runbooks/*", s.handleRunbook)
+	if s.notifier != nil {
+		r.Mount("/api/v2", s.notifier.APIHandler())
+	}
+	return r
+}
+
+// Serve runs the engine, the notifier and the HTTP server on ln until ctx
+// is cancelled, then shuts them down gracefully. A nil ln listens on
+// web.listen_address.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", s.Config().Web.ListenAddress)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	run := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	if s.notifier != nil {
+		run("notifier", s.notifier.Run)
+	}
+	run("engine", s.eng.Run)
+	run("readiness", s.watchReady)
+
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http: %w", err)
+		}
+	}()
+	s.logger.Info("paged started", "listen", ln.Addr().String(), "rule_files", len(s.Config().RuleFilePaths))
+
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-errc:
+			runErr = err
+			s.logger.Error("component failed", "err", err)
+			break loop
+		case <-s.opts.Reload:
+			if err := s.Reload(); err != nil {
+				s.logger.Error("reload failed", "err", err)
+			}
+		}
+	}
+	s.logger.Info("paged shutting down")
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer stop()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	cancel()
+	wg.Wait()
+	return runErr
+}
+
+// Run loads the configuration, builds everything and serves until ctx is
+// cancelled. It is what `paged run` calls.
+func Run(ctx context.Context, opts Options) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, opts.Listener)
+}
