@@ -1,0 +1,126 @@
+package demo
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/server"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// TestExampleConfigs loads the example paged.yaml files with the daemon's
+// own loader (what `paged check-config` runs).
+func TestExampleConfigs(t *testing.T) {
+	examples := filepath.Join(testbin.RepoRoot(t), "examples")
+	vllmPack := filepath.Join(examples, "packs", "vllm", "vllm.rules.yaml")
+
+	t.Run("demo", func(t *testing.T) {
+		cfg, err := server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Datasource.Type != server.DatasourceEmbedded || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 {
+			t.Fatalf("datasource %+v", cfg.Datasource)
+		}
+		sc := cfg.Datasource.Embedded.ScrapeConfigs[0]
+		if sc.JobName != "vllm" || sc.StaticConfigs[0].Targets[0] != "127.0.0.1:8000" {
+			t.Errorf("scrape config %+v: the pack selects job=\"vllm\"", sc)
+		}
+		if cfg.Datasource.Embedded.ScrapeInterval != time.Second || cfg.Global.EvaluationInterval != time.Second {
+			t.Errorf("scrape %s, evaluation %s: want 1s each", cfg.Datasource.Embedded.ScrapeInterval, cfg.Global.EvaluationInterval)
+		}
+		if !slices.Equal(cfg.RuleFilePaths, []string{vllmPack}) {
+			t.Errorf("rule files %v", cfg.RuleFilePaths)
+		}
+		if cfg.Web.RunbooksDir != filepath.Join(examples, "runbooks") || cfg.NotifierConfig == nil {
+			t.Errorf("runbooks %q, notifier %v", cfg.Web.RunbooksDir, cfg.NotifierConfig)
+		}
+		// The demo's values replace the defaults.
+		cfg, err = server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(map[string]string{
+			EnvTarget: "127.0.0.1:1234", EnvListen: "127.0.0.1:4321", EnvStorage: "/tmp/x", EnvWebhookURL: "http://127.0.0.1:5/alerts",
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Datasource.Embedded.ScrapeConfigs[0].StaticConfigs[0].Targets[0]; got != "127.0.0.1:1234" {
+			t.Errorf("target %q", got)
+		}
+		if cfg.Web.ListenAddress != "127.0.0.1:4321" || cfg.Global.ExternalURL.String() != "http://127.0.0.1:4321" || cfg.Storage.Path != "/tmp/x" {
+			t.Errorf("listen %q, external %q, storage %q", cfg.Web.ListenAddress, cfg.Global.ExternalURL, cfg.Storage.Path)
+		}
+	})
+
+	t.Run("embedded", func(t *testing.T) {
+		path := filepath.Join(examples, "embedded.yaml")
+		secret := "https://hooks.slack.com/services/T0/B0/s3cr3t"
+		cfg, err := server.LoadConfig(path, env(map[string]string{"SLACK_WEBHOOK_URL": secret}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := cfg.Datasource.Embedded.ScrapeConfigs
+		if cfg.Datasource.Type != server.DatasourceEmbedded || len(sc) != 1 || sc[0].JobName != "vllm" || sc[0].StaticConfigs[0].Targets[0] != "127.0.0.1:8000" {
+			t.Errorf("datasource %+v", cfg.Datasource)
+		}
+		if r := cfg.NotifierConfig.Receivers; len(r) != 1 || len(r[0].SlackConfigs) != 1 || string(r[0].SlackConfigs[0].APIURL) != secret {
+			t.Errorf("receivers %+v", r)
+		}
+		// Without the variable: a problem naming it, never a value.
+		_, err = server.LoadConfig(path, env(nil))
+		var ce *server.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "SLACK_WEBHOOK_URL is not set") {
+			t.Errorf("without SLACK_WEBHOOK_URL: %v", err)
+		}
+	})
+
+	t.Run("production", func(t *testing.T) {
+		path := filepath.Join(examples, "production.yaml")
+		secrets := t.TempDir()
+		files := []string{"slack-bot-token", "webhook-hmac", "web-token"}
+		// Without the secret files, each missing one is a problem naming it.
+		_, err := server.LoadConfig(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
+		for _, f := range files {
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(secrets, f)) {
+				t.Errorf("missing %s: %v", f, err)
+			}
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(secrets, f), []byte("s3cr3t-"+f+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := server.LoadConfig(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cfg.Web.AuthRequired() {
+			t.Error("production example leaves the mutating endpoints open")
+		}
+		if cfg.Datasource.Type != server.DatasourcePrometheus || cfg.Datasource.Prometheus.URL == nil {
+			t.Errorf("datasource %+v", cfg.Datasource)
+		}
+		var bot, hmac bool
+		for _, r := range cfg.NotifierConfig.Receivers {
+			for _, s := range r.SlackConfigs {
+				bot = bot || (s.BotMode() && s.AppTokenFile != "" && s.Channel != "")
+			}
+			for _, w := range r.WebhookConfigs {
+				hmac = hmac || w.HMACSecretFile != ""
+			}
+		}
+		if !bot || !hmac {
+			t.Errorf("want a Slack bot token from a file (%v) and a webhook signed with HMAC (%v)", bot, hmac)
+		}
+		if !slices.Contains(cfg.RuleFilePaths, vllmPack) {
+			t.Errorf("rule files %v", cfg.RuleFilePaths)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package demo
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/pagedhq/paged/server"
+)
+
+// linker resolves runbook_url annotations as the notifier does (DESIGN.md
+// §4): absolute URLs stay, relative ones resolve against runbook_base_url,
+// or against paged's own /runbooks/ when that is empty.
+type linker struct {
+	base *url.URL // nil until the configuration is loaded
+}
+
+func newLinker(cfg *server.Config) linker {
+	if cfg.RunbookBaseURL != nil {
+		return linker{base: withSlash(cfg.RunbookBaseURL)}
+	}
+	u := *cfg.Global.ExternalURL
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/runbooks/"
+	return linker{base: &u}
+}
+
+func withSlash(u *url.URL) *url.URL {
+	c := *u
+	if !strings.HasSuffix(c.Path, "/") {
+		c.Path += "/"
+	}
+	return &c
+}
+
+// runbook returns the link to open, or "" for none or a broken one.
+func (l linker) runbook(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || l.base == nil {
+		return ""
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	if r.IsAbs() {
+		return r.String()
+	}
+	r.Path = strings.TrimPrefix(r.Path, "/")
+	return l.base.ResolveReference(r).String()
+}
