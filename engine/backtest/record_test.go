@@ -1,0 +1,140 @@
+package backtest_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/pagedhq/paged/simulator"
+)
+
+// phase is a simulator scenario that starts at an offset from the start.
+type phase struct {
+	at       time.Duration
+	scenario string
+}
+
+// kvTimeline: healthy, a long KV-cache saturation (fires the pack's
+// 10-minute alerts), healthy, a short saturation (pending only for the
+// pack, fires the fast test rules), healthy.
+var kvTimeline = []phase{
+	{0, "steady"},
+	{5 * time.Minute, "kv-saturation"},
+	{25 * time.Minute, "kv-saturation-end"},
+	{35 * time.Minute, "kv-saturation"},
+	{38*time.Minute + 30*time.Second, "kv-saturation-end"},
+}
+
+// record writes what a scrape of a simulated vLLM server every scrape
+// interval from start for span would have stored: the simulator's
+// exposition at each instant, with the job and instance labels and an up
+// series, into a TSDB opened in dir. The caller closes the TSDB.
+func record(t testing.TB, dir string, start time.Time, span, scrape time.Duration, timeline []phase) *tsdb.DB {
+	t.Helper()
+	opts := tsdb.DefaultOptions()
+	opts.RetentionDuration = 0
+	db, err := tsdb.Open(dir, nil, nil, opts, nil)
+	if err != nil {
+		t.Fatalf("open tsdb: %v", err)
+	}
+	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Scenario: "steady", Seed: 7, Start: start, Now: func() time.Time { return start }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := labels.NewSymbolTable()
+	next := 0
+	for ts := start; !ts.After(start.Add(span)); ts = ts.Add(scrape) {
+		for next < len(timeline) && !start.Add(timeline[next].at).After(ts) {
+			name := timeline[next].scenario
+			if name == "kv-saturation-end" {
+				name = "steady"
+			}
+			if err := sim.SetScenarioAt(name, ts); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		var buf bytes.Buffer
+		if err := sim.WriteMetricsAt(&buf, ts); err != nil {
+			t.Fatalf("simulator at %s: %v", ts, err)
+		}
+		app := db.AppenderV2(context.Background())
+		add := func(l labels.Labels, v float64) {
+			if _, err := app.Append(0, l, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{}); err != nil {
+				t.Fatalf("append %s: %v", l, err)
+			}
+		}
+		add(labels.FromStrings("__name__", "up", "instance", "sim:8000", "job", "vllm"), 1)
+		p, err := textparse.New(buf.Bytes(), "text/plain; version=0.0.4", st, textparse.ParserOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			et, err := p.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("parse exposition: %v", err)
+			}
+			if et != textparse.EntrySeries {
+				continue
+			}
+			_, _, v := p.Series()
+			var l labels.Labels
+			p.Labels(&l)
+			b := labels.NewBuilder(l)
+			b.Set("instance", "sim:8000")
+			b.Set("job", "vllm")
+			add(b.Labels(), v)
+		}
+		if err := app.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+func newPromQL() *promql.Engine {
+	return promql.NewEngine(promql.EngineOpts{MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+}
+
+// fastRules fire within the short saturation too, with keep_firing_for.
+const fastRules = `groups:
+  - name: backtest-fast
+    interval: 15s
+    rules:
+      - alert: KVCacheHigh
+        expr: max by (model_name, instance) (vllm:kv_cache_usage_perc) > 0.9
+        for: 1m
+        keep_firing_for: 45s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'KV cache {{ $value | humanizePercentage }} on {{ $labels.instance }}'
+      - alert: QueueWaiting
+        expr: sum by (model_name) (vllm:num_requests_waiting) > 20
+        for: 2m
+        labels:
+          severity: warning
+`
+
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
