@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README: installs what the tests need when it is
-# missing (Debian's prometheus, promtool, alertmanager, amtool), points the
-# tests at the shared corpus and runs every Go test.
+# missing (Debian's prometheus and promtool, prometheus-alertmanager and
+# amtool, chromium for the backtest report), points the tests at the shared
+# corpus and runs every Go test.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,6 +11,7 @@ cd "$here"
 need=()
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ "${#need[@]}" -gt 0 ]; then
 	echo "installing Debian packages: ${need[*]}"
 	sudo=""

@@ -74,6 +74,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exited = code; panic(kongExit{}) }),
 		kong.UsageOnError(),
+		kong.WithHyphenPrefixedParameters(true), // --from -7d
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {
