@@ -45,6 +45,20 @@ func (s *timeScale) div(d, floor time.Duration) time.Duration {
 	return max(out, floor, time.Millisecond)
 }
 
+// ScaleRuleFiles writes into dir a copy of each rule file with every
+// duration divided by factor — group interval and query_offset, for,
+// keep_firing_for, and in the expressions every range, subquery range and
+// step and offset — and returns the copies' paths in the same order. Ranges
+// are raised to at least minRange and non-zero durations to minStep. Names,
+// labels, annotations and thresholds are untouched. It is what `paged demo
+// --time-scale` does, for tests that need a pack's alerts in seconds.
+func ScaleRuleFiles(files []string, dir string, factor float64, minRange, minStep time.Duration) ([]string, error) {
+	if factor < 1 {
+		return nil, fmt.Errorf("time scale %v: must be at least 1", factor)
+	}
+	return newTimeScale(factor, minRange, minStep).writeScaled(files, dir)
+}
+
 // writeScaled writes a scaled copy of each rule file into dir and returns
 // the copies' paths, in the same order. The copies keep the originals'
 // base names (prefixed with their index, so two packs with the same file

@@ -23,13 +23,9 @@ package embedded_test
 // offset within the interval and firing times differ by whole intervals.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,10 +34,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
-	"go.yaml.in/yaml/v3"
 
+	"github.com/pagedhq/paged/demo"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/internal/testbin"
@@ -90,8 +85,11 @@ func TestParityRemoteAndEmbedded(t *testing.T) {
 		{"error-burst", "VLLMHighErrorRate"},
 	}
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
-	scaled := filepath.Join(t.TempDir(), "vllm.scaled.rules.yaml")
-	scaleRuleFile(t, pack, scaled)
+	scaledFiles, err := demo.ScaleRuleFiles([]string{pack}, t.TempDir(), parityScale, parityMinRange, parityStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := scaledFiles[0]
 
 	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Scenario: "steady", Speed: parityScale, Seed: 1})
 	if err != nil {
@@ -412,153 +410,4 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, check func() er
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// scaleRuleFile writes a copy of the rule file src to dst with every
-// duration divided by parityScale: each rule's `for` and
-// `keep_firing_for`, each group's `interval` and `query_offset`, and every
-// range, subquery step and offset in the expressions. Non-zero `for`s and
-// steps are raised to parityStep and ranges to parityMinRange. Names,
-// labels, annotations and thresholds stay as they are, so the alerts are
-// the pack's. This is the transformation `paged demo` documents, written
-// again here because the demo's is internal to its package.
-func scaleRuleFile(t *testing.T, src, dst string) {
-	t.Helper()
-	content, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(content, &doc); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	groups := yamlValue(yamlRoot(&doc), "groups")
-	if groups == nil || groups.Kind != yaml.SequenceNode || len(groups.Content) == 0 {
-		t.Fatalf("%s: no groups", src)
-	}
-	p := parser.NewParser(parser.Options{})
-	var errs []error
-	nrules := 0
-	for _, g := range groups.Content {
-		errs = append(errs, scaleDurationNode(yamlValue(g, "interval"), parityStep), scaleDurationNode(yamlValue(g, "query_offset"), 0))
-		rs := yamlValue(g, "rules")
-		if rs == nil {
-			continue
-		}
-		for _, r := range rs.Content {
-			nrules++
-			errs = append(errs, scaleDurationNode(yamlValue(r, "for"), parityStep), scaleDurationNode(yamlValue(r, "keep_firing_for"), parityStep))
-			n := yamlValue(r, "expr")
-			if n == nil {
-				continue
-			}
-			expr, err := scaleExpr(p, n.Value)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d:%d: %w", src, n.Line, n.Column, err))
-				continue
-			}
-			n.Value, n.Style = expr, yaml.LiteralStyle
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	if nrules < 10 {
-		t.Fatalf("%s: only %d rules", src, nrules)
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func yamlRoot(doc *yaml.Node) *yaml.Node {
-	if len(doc.Content) == 0 {
-		return nil
-	}
-	return doc.Content[0]
-}
-
-// yamlValue returns the value of key in a mapping node, or nil.
-func yamlValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// scaleDuration divides d by parityScale, to the millisecond, and raises
-// a non-zero result to floor.
-func scaleDuration(d, floor time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	out := time.Duration(math.Round(float64(d)/parityScale/float64(time.Millisecond))) * time.Millisecond
-	return max(out, floor, time.Millisecond)
-}
-
-func scaleDurationNode(n *yaml.Node, floor time.Duration) error {
-	if n == nil || n.Value == "" {
-		return nil
-	}
-	d, err := model.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	n.Value = model.Duration(scaleDuration(time.Duration(d), floor)).String()
-	return nil
-}
-
-// scaleExpr divides the durations of a PromQL expression.
-func scaleExpr(p parser.Parser, src string) (string, error) {
-	expr, err := p.ParseExpr(src)
-	if err != nil {
-		return "", err
-	}
-	offset := func(d time.Duration) time.Duration {
-		if d < 0 {
-			return -scaleDuration(-d, 0)
-		}
-		return scaleDuration(d, 0)
-	}
-	var errs []error
-	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
-		switch x := node.(type) {
-		case *parser.MatrixSelector:
-			if x.RangeExpr != nil {
-				errs = append(errs, fmt.Errorf("range %s is an expression", x.RangeExpr))
-			}
-			x.Range = scaleDuration(x.Range, parityMinRange)
-		case *parser.SubqueryExpr:
-			if x.RangeExpr != nil || x.StepExpr != nil || x.OriginalOffsetExpr != nil {
-				errs = append(errs, errors.New("subquery with a duration expression"))
-			}
-			x.Range = scaleDuration(x.Range, parityMinRange)
-			x.Step = scaleDuration(x.Step, parityStep)
-			x.OriginalOffset = offset(x.OriginalOffset)
-		case *parser.VectorSelector:
-			if x.OriginalOffsetExpr != nil {
-				errs = append(errs, fmt.Errorf("offset %s is an expression", x.OriginalOffsetExpr))
-			}
-			x.OriginalOffset = offset(x.OriginalOffset)
-		}
-		return nil
-	})
-	if err := errors.Join(errs...); err != nil {
-		return "", err
-	}
-	return expr.String(), nil
 }
