@@ -1,7 +1,6 @@
 package notifier
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -11,26 +10,11 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/rules"
 )
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testbin.SyncBuffer
 
 // running is a Notifier whose Run goroutine the test owns.
 type running struct {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,10 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pagedhq/paged/internal/testbin"
 	promrules "github.com/prometheus/prometheus/rules"
 )
 
@@ -56,22 +55,7 @@ type testServer struct {
 	logs *syncBuffer
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testbin.SyncBuffer
 
 func newTestServer(t testing.TB, config string, files map[string]string, env map[string]string) *testServer {
 	t.Helper()

@@ -105,7 +105,7 @@ type Process struct {
 	Dir  string // its working/data directory
 
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *SyncBuffer
 	done chan struct{}
 }
 
@@ -135,7 +135,7 @@ func (p *Process) Stop() {
 // 200, and stops it in t.Cleanup.
 func Start(t testing.TB, bin, dir, addr, readyPath string, args ...string) *Process {
 	t.Helper()
-	p := &Process{Addr: addr, URL: "http://" + addr, Dir: dir, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &Process{Addr: addr, URL: "http://" + addr, Dir: dir, out: &SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout = p.out
@@ -227,18 +227,21 @@ func Port(addr string) int {
 	return n
 }
 
-type syncBuffer struct {
+// SyncBuffer is an output sink safe for concurrent writers: a process's
+// output, or a logger's in a test.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
