@@ -37,6 +37,21 @@ type Remote struct {
 
 // NewRemote validates the options and builds the HTTP client.
 func NewRemote(o RemoteOptions) (*Remote, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	a, err := NewPrometheusAPI(o, "paged_datasource")
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{api: a, timeout: o.Timeout, name: RedactURL(o.URL)}, nil
+}
+
+// NewPrometheusAPI validates the options and returns a client of the
+// Prometheus HTTP API with their authentication and TLS settings. clientName
+// names the HTTP client in prometheus/common's metrics. Errors never carry
+// credentials of the URL.
+func NewPrometheusAPI(o RemoteOptions, clientName string) (v1.API, error) {
 	if o.URL == "" {
 		return nil, errors.New("datasource: url is required")
 	}
@@ -50,13 +65,10 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("datasource: url %s: host is missing", RedactURL(o.URL))
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
 	if err := o.HTTPConfig.Validate(); err != nil {
 		return nil, fmt.Errorf("datasource: http_config: %w", err)
 	}
-	rt, err := config.NewRoundTripperFromConfig(o.HTTPConfig, "paged_datasource")
+	rt, err := config.NewRoundTripperFromConfig(o.HTTPConfig, clientName)
 	if err != nil {
 		return nil, fmt.Errorf("datasource: http_config: %w", err)
 	}
@@ -64,7 +76,7 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datasource: %w", redactURLError(err))
 	}
-	return &Remote{api: v1.NewAPI(c), timeout: o.Timeout, name: RedactURL(o.URL)}, nil
+	return v1.NewAPI(c), nil
 }
 
 // String returns the datasource URL without credentials.

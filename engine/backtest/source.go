@@ -11,9 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
@@ -63,26 +61,15 @@ type Remote struct {
 // NewRemote builds the client from the same options as the live engine's
 // remote datasource (URL, timeout, http_config).
 func NewRemote(o engine.RemoteOptions) (*Remote, error) {
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("datasource: url %s: must be http(s)://host[:port][/path]", engine.RedactURL(o.URL))
-	}
 	if o.Timeout <= 0 {
 		// Range queries over days take longer than instant ones.
 		o.Timeout = 2 * time.Minute
 	}
-	if err := o.HTTPConfig.Validate(); err != nil {
-		return nil, fmt.Errorf("datasource: http_config: %w", err)
-	}
-	rt, err := config.NewRoundTripperFromConfig(o.HTTPConfig, "paged_backtest")
+	a, err := engine.NewPrometheusAPI(o, "paged_backtest")
 	if err != nil {
-		return nil, fmt.Errorf("datasource: http_config: %w", err)
+		return nil, err
 	}
-	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
-	if err != nil {
-		return nil, fmt.Errorf("datasource: url %s: invalid", engine.RedactURL(o.URL))
-	}
-	return &Remote{api: v1.NewAPI(c), timeout: o.Timeout, name: engine.RedactURL(o.URL)}, nil
+	return &Remote{api: a, timeout: o.Timeout, name: engine.RedactURL(o.URL)}, nil
 }
 
 // String returns the URL without credentials.
