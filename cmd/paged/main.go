@@ -10,9 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	commonversion "github.com/prometheus/common/version"
 )
 
 func main() {
+	// The embedded Prometheus and Alertmanager code reports this version in
+	// its status API (amtool reads it) and user agents.
+	commonversion.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
