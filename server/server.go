@@ -152,6 +152,7 @@ func (s *Server) Handler() http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
 	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/runbooks/*", s.handleRunbook)
+	s.mountUI(r) // web UI: / and /ui/app.js
 	if s.notifier != nil {
 		r.Mount("/api/v2", s.notifier.APIHandler())
 	}

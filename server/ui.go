@@ -1,0 +1,382 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/prometheus/model/labels"
+	promrules "github.com/prometheus/prometheus/rules"
+)
+
+// The web UI: one server-rendered overview page at / (alerts, rules,
+// silences) and, on the same page, the hash-routed silence views that
+// Alertmanager's link format points at (#/silences, #/silences/new?filter=).
+// Everything is embedded: no CDN, no network. The page's own links are
+// relative, so it also works behind a proxy that strips a path prefix.
+
+//go:embed ui/index.html ui/app.js
+var uiFiles embed.FS
+
+var uiPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
+	"ts": func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"age": func(now, t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		d := now.Sub(t).Truncate(time.Second)
+		if d < 0 {
+			d = 0
+		}
+		return d.String()
+	},
+	"dur": func(d time.Duration) string { return d.String() },
+}).ParseFS(uiFiles, "ui/index.html"))
+
+// uiContentSecurityPolicy allows only same-origin scripts and requests; the
+// CSS is inline. A label that slipped through escaping still could not run.
+const uiContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; " +
+	"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// mountUI registers the web UI's routes.
+func (s *Server) mountUI(r chi.Router) {
+	r.Get("/", s.handleUI)
+	r.Get("/ui/app.js", s.handleUIScript)
+}
+
+type uiData struct {
+	Now          time.Time
+	ExternalURL  string
+	AuthRequired bool
+	Notifier     bool
+
+	Alerts          []uiAlert
+	Firing, Pending int
+	Groups          []uiGroup
+
+	Silences      []uiSilence
+	SilencesError string
+	AmtoolExample string
+}
+
+type uiAlert struct {
+	Name, State, Severity string
+	Summary, Description  string
+	Labels                []labels.Label // all but alertname and severity
+	ActiveAt              time.Time
+	Value                 string
+	Stale                 bool
+	Runbook               string // "" when there is none
+	SilenceHref           string
+	Amtool                string
+}
+
+type uiGroup struct {
+	Name, File     string
+	Interval       time.Duration
+	LastEvaluation time.Time
+	EvaluationTime time.Duration
+	Rules          []uiRule
+}
+
+type uiRule struct {
+	Name, Type, State, Health string
+	LastError, Query          string
+	Alerts                    int
+	Stale                     bool
+}
+
+type uiSilence struct {
+	ID, State, Matchers string
+	CreatedBy, Comment  string
+	StartsAt, EndsAt    time.Time
+}
+
+func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
+	cfg := s.Config()
+	d := uiData{
+		Now:          time.Now(),
+		ExternalURL:  cfg.Global.ExternalURL.String(),
+		AuthRequired: cfg.Web.AuthRequired(),
+		Notifier:     s.notifier != nil,
+	}
+	d.AmtoolExample = amtoolCommand(d.ExternalURL, labels.FromStrings("alertname", "…"))
+	for _, g := range s.engine().RuleGroups() {
+		ug := uiGroup{
+			Name:           g.Name(),
+			File:           g.File(),
+			Interval:       g.Interval(),
+			LastEvaluation: g.GetLastEvaluation(),
+			EvaluationTime: g.GetEvaluationTime(),
+		}
+		for _, rule := range g.Rules() {
+			ur := uiRule{Name: rule.Name(), Health: string(rule.Health()), Query: rule.Query().String()}
+			if e := rule.LastError(); e != nil {
+				ur.LastError = e.Error()
+			}
+			switch rule := rule.(type) {
+			case *promrules.AlertingRule:
+				ur.Type, ur.State = "alerting", rule.State().String()
+				ur.Stale = s.isStale(rule)
+				for _, a := range apiAlerts(rule, ur.Stale) {
+					d.Alerts = append(d.Alerts, s.uiAlert(a, d.ExternalURL))
+					ur.Alerts++
+				}
+			default:
+				ur.Type = "recording"
+			}
+			ug.Rules = append(ug.Rules, ur)
+		}
+		d.Groups = append(d.Groups, ug)
+	}
+	slices.SortStableFunc(d.Alerts, compareUIAlerts)
+	for _, a := range d.Alerts {
+		if a.State == "firing" {
+			d.Firing++
+		} else {
+			d.Pending++
+		}
+	}
+	if s.notifier != nil {
+		sil, err := s.activeSilences(r.Context())
+		switch {
+		case errors.Is(err, errNoSilenceAPI):
+			d.Notifier = false // a wrapper without a notifier (paged demo)
+		case err != nil:
+			d.SilencesError = err.Error()
+		}
+		d.Silences = sil
+	}
+
+	var buf bytes.Buffer
+	if err := uiPage.Execute(&buf, d); err != nil {
+		s.logger.Error("render UI failed", "err", err)
+		http.Error(w, "cannot render the page", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (s *Server) handleUIScript(w http.ResponseWriter, r *http.Request) {
+	b, err := fs.ReadFile(uiFiles, "ui/app.js")
+	if err != nil {
+		http.Error(w, "script missing from the binary", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(b)
+}
+
+func (s *Server) uiAlert(a *apiAlert, external string) uiAlert {
+	ua := uiAlert{
+		Name:        a.Labels.Get(labels.AlertName),
+		State:       a.State,
+		Severity:    a.Labels.Get("severity"),
+		Summary:     a.Annotations.Get("summary"),
+		Description: a.Annotations.Get("description"),
+		Value:       uiValue(a.Value),
+		Stale:       a.Stale,
+		Runbook:     s.uiRunbookLink(a.Annotations.Get("runbook_url")),
+		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
+		Amtool:      amtoolCommand(external, a.Labels),
+	}
+	a.Labels.Range(func(l labels.Label) {
+		if l.Name != labels.AlertName && l.Name != "severity" {
+			ua.Labels = append(ua.Labels, l)
+		}
+	})
+	if a.ActiveAt != nil {
+		ua.ActiveAt = *a.ActiveAt
+	}
+	return ua
+}
+
+// uiValue shows an alert's value as people write it (0.97, not 9.7e-01).
+func uiValue(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// compareUIAlerts orders firing before pending, then by severity, name and
+// labels.
+func compareUIAlerts(a, b uiAlert) int {
+	rank := func(sev string) int {
+		switch sev {
+		case "critical":
+			return 0
+		case "warning":
+			return 1
+		case "info":
+			return 2
+		}
+		return 3
+	}
+	return cmp.Or(
+		strings.Compare(a.State, b.State), // "firing" < "pending"
+		cmp.Compare(rank(a.Severity), rank(b.Severity)),
+		strings.Compare(a.Name, b.Name),
+		slices.CompareFunc(a.Labels, b.Labels, func(x, y labels.Label) int {
+			return cmp.Or(strings.Compare(x.Name, y.Name), strings.Compare(x.Value, y.Value))
+		}),
+	)
+}
+
+// uiRunbookLink resolves a runbook_url annotation as the notifier does
+// (DESIGN.md §4): absolute http(s) URLs stay, relative ones resolve against
+// runbook_base_url or, when that is empty, against paged's own runbooks/.
+// Any other scheme (javascript:, data:) gives no link.
+func (s *Server) uiRunbookLink(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return ""
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	if u.Scheme != "" {
+		if u.Scheme == "http" || u.Scheme == "https" {
+			return u.String()
+		}
+		return ""
+	}
+	if u.Host != "" { // //host/path: the page's scheme
+		return u.String()
+	}
+	u.Path = strings.TrimPrefix(u.Path, "/")
+	if base := s.Config().RunbookBaseURL; base != nil {
+		b := *base
+		if !strings.HasSuffix(b.Path, "/") {
+			b.Path += "/"
+		}
+		return b.ResolveReference(u).String()
+	}
+	// Relative to the page at /, so that a path-stripping proxy works too.
+	u.Path = "runbooks/" + u.Path
+	return u.String()
+}
+
+// matcherList renders labels as Alertmanager's filter: {a="b",c="d"}, in
+// the notifier's link format (sorted names, Go-quoted values).
+func matcherList(ls labels.Labels) string {
+	var parts []string
+	ls.Range(func(l labels.Label) {
+		parts = append(parts, l.Name+"="+strconv.Quote(l.Value))
+	})
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// amtoolCommand is the shell command that silences ls for two hours against
+// paged's Alertmanager API, for readers without JavaScript.
+func amtoolCommand(external string, ls labels.Labels) string {
+	args := []string{"amtool", "--alertmanager.url=" + shellQuote(external), "silence", "add",
+		"--duration=2h", "--author=\"$USER\"", "--comment=" + shellQuote("why this is silenced")}
+	ls.Range(func(l labels.Label) {
+		args = append(args, shellQuote(l.Name+"="+strconv.Quote(l.Value)))
+	})
+	return strings.Join(args, " ")
+}
+
+// shellQuote single-quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// errNoSilenceAPI: the notifier serves no silence API.
+var errNoSilenceAPI = errors.New("the notifier has no silence API")
+
+// activeSilences reads the active and pending silences from the notifier's
+// own Alertmanager API, the same answer GET /api/v2/silences gives.
+func (s *Server) activeSilences(ctx context.Context) ([]uiSilence, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/api/v2/silences", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
+	s.notifier.APIHandler().ServeHTTP(rec, req)
+	if rec.code == http.StatusNotFound {
+		return nil, errNoSilenceAPI
+	}
+	if rec.code != http.StatusOK {
+		return nil, fmt.Errorf("list silences: %d %s", rec.code, strings.TrimSpace(rec.body.String()))
+	}
+	var raw []struct {
+		ID     string `json:"id"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+		Matchers []struct {
+			Name    string `json:"name"`
+			Value   string `json:"value"`
+			IsRegex bool   `json:"isRegex"`
+			IsEqual *bool  `json:"isEqual"`
+		} `json:"matchers"`
+		StartsAt  time.Time `json:"startsAt"`
+		EndsAt    time.Time `json:"endsAt"`
+		CreatedBy string    `json:"createdBy"`
+		Comment   string    `json:"comment"`
+	}
+	if err := json.Unmarshal(rec.body.Bytes(), &raw); err != nil {
+		return nil, fmt.Errorf("list silences: %w", err)
+	}
+	var out []uiSilence
+	for _, r := range raw {
+		if r.Status.State != "active" && r.Status.State != "pending" {
+			continue
+		}
+		var ms []string
+		for _, m := range r.Matchers {
+			equal := m.IsEqual == nil || *m.IsEqual // absent means true
+			op := map[[2]bool]string{{false, true}: "=", {false, false}: "!=", {true, true}: "=~", {true, false}: "!~"}[[2]bool{m.IsRegex, equal}]
+			ms = append(ms, m.Name+op+strconv.Quote(m.Value))
+		}
+		out = append(out, uiSilence{
+			ID: r.ID, State: r.Status.State, Matchers: "{" + strings.Join(ms, ",") + "}",
+			CreatedBy: r.CreatedBy, Comment: r.Comment, StartsAt: r.StartsAt, EndsAt: r.EndsAt,
+		})
+	}
+	slices.SortFunc(out, func(a, b uiSilence) int {
+		return cmp.Or(strings.Compare(a.State, b.State), a.EndsAt.Compare(b.EndsAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// bufferedResponse collects an in-process handler's answer.
+type bufferedResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
