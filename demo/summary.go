@@ -15,6 +15,7 @@ func printHeader(c *console, o Options, cfgFile, base, simAddr, sinkURL string, 
 	fmt.Fprintf(&b, "  config        %s\n", cfgFile)
 	fmt.Fprintf(&b, "  time scale    %g×: the pack's `for: 10m` lasts %s and its [5m] windows %s; the simulator runs %g× faster\n",
 		o.TimeScale, scaledString(10*time.Minute, o.TimeScale), scaledString(5*time.Minute, o.TimeScale), o.TimeScale)
+	fmt.Fprintf(&b, "  web UI        %s/\n", base)
 	fmt.Fprintf(&b, "  runbooks      %s/runbooks/vllm/\n", base)
 	fmt.Fprintf(&b, "  alerts API    %s/api/v1/alerts\n", base)
 	fmt.Fprintf(&b, "  simulator     http://%s/metrics\n", simAddr)
