@@ -196,11 +196,14 @@ func TestAgreesWithLiveEngine(t *testing.T) {
 		t.Logf("%d firing periods agree:\nlive:     %v\nbacktest: %v", len(bt), live, bt)
 
 		// keep_firing_for: the short saturation ends at 38m30s; the alert
-		// stays firing for 45s after its condition stops.
+		// stays firing for 45s after its condition stops. The group's
+		// evaluation phase comes from a hash of its file path (a temporary
+		// directory here), so the end may fall anywhere in the following
+		// interval: at most two intervals after 39m15s, never before it.
 		for _, s := range bt {
 			if s.rule == "KVCacheHigh" && s.start.After(start.Add(35*time.Minute)) {
-				if d := s.end.Sub(start); d < 39*time.Minute+15*time.Second || d > 39*time.Minute+30*time.Second {
-					t.Errorf("KVCacheHigh short episode ended %s after start; want 39m15s plus at most one interval", d)
+				if d := s.end.Sub(start); d < 39*time.Minute+15*time.Second || d > 39*time.Minute+45*time.Second {
+					t.Errorf("KVCacheHigh short episode ended %s after start; want 39m15s plus at most two intervals", d)
 				}
 			}
 		}
