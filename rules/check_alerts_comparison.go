@@ -14,25 +14,32 @@ var checkAlertsComparison = &Check{
 }
 
 func lintComparison(p *Pass, r *Rule) {
-	if !r.IsAlert() || r.Expr == nil || r.Expr.AST == nil {
+	if !r.IsAlert() || r.Expr == nil || isNilNode(r.Expr.AST) {
 		return
 	}
 	found := false
-	parser.Inspect(r.Expr.AST, func(node parser.Node, _ []parser.Node) error {
+	walkAST(r.Expr.AST, func(node parser.Node, _ []parser.Node) {
 		switch n := node.(type) {
 		case *parser.BinaryExpr:
-			if n.Op.IsComparisonOperator() && !n.ReturnBool {
+			if n != nil && n.Op.IsComparisonOperator() && !n.ReturnBool {
 				found = true
 			}
 		case *parser.Call:
+			if n == nil || n.Func == nil {
+				break
+			}
 			switch n.Func.Name {
 			case "absent", "absent_over_time":
 				found = true
 			}
 		}
-		return nil
 	})
 	if !found {
-		p.ReportExpr(r, r.Expr.AST.PositionRange(), "alert expression has no comparison: it fires for every series it returns, whatever the value")
+		const msg = "alert expression has no comparison: it fires for every series it returns, whatever the value"
+		if pr, ok := nodeRange(r.Expr.AST); ok {
+			p.ReportExpr(r, pr, msg)
+		} else {
+			p.ReportNode(r.Expr.Node, msg)
+		}
 	}
 }

@@ -19,7 +19,7 @@ var checkAlertsTemplateLabels = &Check{
 var labelRefRe = regexp.MustCompile(`(?:\$labels|\.Labels)\.([a-zA-Z_][a-zA-Z0-9_]*)|index\s+(?:\$labels|\.Labels)\s+"([^"]+)"`)
 
 func lintTemplateLabels(p *Pass, r *Rule) {
-	if !r.IsAlert() || r.Expr == nil || r.Expr.AST == nil {
+	if !r.IsAlert() || r.Expr == nil || isNilNode(r.Expr.AST) {
 		return
 	}
 	set := outputLabels(r.Expr.AST)

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -59,12 +58,9 @@ func TestCatalogChecksOddAST(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Prometheus = fakeProm{}
 			var out []Finding
-			mine := append([]string{CheckSeriesLive}, catalogCheckNames...)
+			// Every check, not only the catalogue's: none may panic.
 			ran := 0
 			for _, ch := range Checks() {
-				if !slices.Contains(mine, ch.Name) {
-					continue
-				}
 				ran++
 				p := &Pass{File: f, Config: cfg, check: ch, out: &out}
 				if ch.File != nil {
@@ -75,8 +71,8 @@ func TestCatalogChecksOddAST(t *testing.T) {
 					ch.Rule(p, f.Groups[0].Rules[0])
 				}
 			}
-			if ran != len(mine) {
-				t.Fatalf("ran %d checks, want %d: are they all registered?", ran, len(mine))
+			if ran != len(Checks()) || ran < 20 {
+				t.Fatalf("ran %d checks", ran)
 			}
 			for _, fd := range out {
 				if fd.Range.Start.Line < 1 || fd.Range.Start.Column < 1 {

@@ -18,19 +18,19 @@ var checkPromQLRange = &Check{
 }
 
 func lintRange(p *Pass, r *Rule) {
-	if r.Expr == nil || r.Expr.AST == nil || p.Config.ScrapeInterval <= 0 {
+	if r.Expr == nil || isNilNode(r.Expr.AST) || p.Config.ScrapeInterval <= 0 {
 		return
 	}
 	minRange := time.Duration(max(1, p.Config.MinRangeScrapes)) * p.Config.ScrapeInterval
-	parser.Inspect(r.Expr.AST, func(node parser.Node, _ []parser.Node) error {
+	walkAST(r.Expr.AST, func(node parser.Node, _ []parser.Node) {
 		ms, ok := node.(*parser.MatrixSelector)
-		if !ok || ms.RangeExpr != nil {
-			return nil
+		if !ok || ms == nil || ms.RangeExpr != nil {
+			return
 		}
 		if ms.Range > 0 && ms.Range < minRange {
 			p.ReportExpr(r, ms.PositionRange(), "range [%s] is shorter than %d scrape intervals of %s: the window may hold too few samples and the expression returns nothing",
 				model.Duration(ms.Range), max(1, p.Config.MinRangeScrapes), model.Duration(p.Config.ScrapeInterval))
 		}
-		return nil
+		return
 	})
 }

@@ -115,6 +115,9 @@ func outputLabels(e parser.Expr) labelSet {
 // outLabels also reports whether the expression is a scalar, without
 // calling Type() (which walks the whole subtree on every call).
 func outLabels(e parser.Expr) (labelSet, bool) {
+	if isNilNode(e) {
+		return anyLabels(), false
+	}
 	switch n := e.(type) {
 	case *parser.NumberLiteral:
 		return onlyLabels(), true
@@ -125,7 +128,7 @@ func outLabels(e parser.Expr) (labelSet, bool) {
 	case *parser.StepInvariantExpr:
 		return outLabels(n.Expr)
 	case *parser.Call:
-		if n.Func.ReturnType == parser.ValueTypeScalar {
+		if n.Func != nil && n.Func.ReturnType == parser.ValueTypeScalar {
 			return onlyLabels(), true
 		}
 	case *parser.BinaryExpr:
@@ -164,6 +167,9 @@ func outLabels(e parser.Expr) (labelSet, bool) {
 }
 
 func outputLabelsOf(e parser.Expr) labelSet {
+	if isNilNode(e) {
+		return anyLabels()
+	}
 	switch n := e.(type) {
 	case nil:
 		return anyLabels()
@@ -198,6 +204,9 @@ func outputLabelsOf(e parser.Expr) labelSet {
 		}
 		return out
 	case *parser.Call:
+		if n.Func == nil {
+			return anyLabels()
+		}
 		switch n.Func.Name {
 		case "absent", "absent_over_time":
 			var names []string

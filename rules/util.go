@@ -1,5 +1,25 @@
 package rules
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/promql/parser/posrange"
+)
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// nodeRange is n.PositionRange(), or false for a nil node (a typed nil in
+// an interface included), which the parser never produces but a check must
+// survive.
+func nodeRange(n parser.Node) (pr posrange.PositionRange, ok bool) {
+	if n == nil {
+		return pr, false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return n.PositionRange(), true
+}
