@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/pagedhq/paged/rules"
 	"github.com/pagedhq/paged/server"
 )
 
@@ -16,34 +17,12 @@ type linker struct {
 
 func newLinker(cfg *server.Config) linker {
 	if cfg.RunbookBaseURL != nil {
-		return linker{base: withSlash(cfg.RunbookBaseURL)}
+		return linker{base: cfg.RunbookBaseURL}
 	}
 	u := *cfg.Global.ExternalURL
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/runbooks/"
 	return linker{base: &u}
 }
 
-func withSlash(u *url.URL) *url.URL {
-	c := *u
-	if !strings.HasSuffix(c.Path, "/") {
-		c.Path += "/"
-	}
-	return &c
-}
-
 // runbook returns the link to open, or "" for none or a broken one.
-func (l linker) runbook(ref string) string {
-	ref = strings.TrimSpace(ref)
-	if ref == "" || l.base == nil {
-		return ""
-	}
-	r, err := url.Parse(ref)
-	if err != nil {
-		return ""
-	}
-	if r.IsAbs() {
-		return r.String()
-	}
-	r.Path = strings.TrimPrefix(r.Path, "/")
-	return l.base.ResolveReference(r).String()
-}
+func (l linker) runbook(ref string) string { return rules.ResolveRunbook(ref, l.base) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/alertmanager/template"
+
+	"github.com/pagedhq/paged/rules"
 )
 
 // linkBuilder makes the links of a message: runbooks and silences.
@@ -19,31 +21,15 @@ type linkBuilder struct {
 // relative ones resolve against runbook_base_url, or paged's own
 // /runbooks/ when that is empty. It returns "" for no or a broken link.
 func (l linkBuilder) Runbook(ref string) string {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return ""
-	}
-	r, err := url.Parse(ref)
-	if err != nil {
-		return ""
-	}
-	if r.IsAbs() {
-		return r.String()
-	}
 	baseStr := l.runbookBase
 	if baseStr == "" {
 		baseStr = l.external.String() + "/runbooks/"
-	}
-	if !strings.HasSuffix(baseStr, "/") {
-		baseStr += "/"
 	}
 	base, err := url.Parse(baseStr)
 	if err != nil {
 		return ""
 	}
-	// "vllm/KVCacheSaturated.md" and "/vllm/..." both live under the base.
-	r.Path = strings.TrimPrefix(r.Path, "/")
-	return base.ResolveReference(r).String()
+	return rules.ResolveRunbook(ref, base)
 }
 
 // Silence links to paged's silence form with the alert's matchers filled

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/pagedhq/paged/rules"
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
 )
@@ -271,16 +272,11 @@ func (s *Server) uiRunbookLink(ref string) string {
 	if u.Host != "" { // //host/path: the page's scheme
 		return u.String()
 	}
-	u.Path = strings.TrimPrefix(u.Path, "/")
 	if base := s.Config().RunbookBaseURL; base != nil {
-		b := *base
-		if !strings.HasSuffix(b.Path, "/") {
-			b.Path += "/"
-		}
-		return b.ResolveReference(u).String()
+		return rules.ResolveRunbook(ref, base)
 	}
 	// Relative to the page at /, so that a path-stripping proxy works too.
-	u.Path = "runbooks/" + u.Path
+	u.Path = "runbooks/" + strings.TrimPrefix(u.Path, "/")
 	return u.String()
 }
 
