@@ -21,7 +21,7 @@ func lintRequiredLabels(p *Pass, r *Rule) {
 		return
 	}
 	names := keys(mapOf(p.Config.RequiredLabels))
-	sortStrings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		allowed := p.Config.RequiredLabels[name]
 		v, ok := r.Label(name)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -118,19 +119,5 @@ func headOK(u string) error {
 type httpStatusError struct{ code int }
 
 func (e *httpStatusError) Error() string {
-	return "HTTP " + http.StatusText(e.code) + " (" + itoa(e.code) + ")"
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
+	return "HTTP " + http.StatusText(e.code) + " (" + strconv.Itoa(e.code) + ")"
 }

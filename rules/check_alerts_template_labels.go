@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -68,6 +69,6 @@ func describeKept(s labelSet) string {
 		return " (its result has no labels)"
 	}
 	names := keys(s.names)
-	sortStrings(names)
+	slices.Sort(names)
 	return fmt.Sprintf(" (it keeps only %s)", strings.Join(names, ", "))
 }

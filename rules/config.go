@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -177,14 +176,4 @@ func knownPattern(known map[string]bool, p string) bool {
 		}
 	}
 	return false
-}
-
-// sortedCheckNames lists the registry's check names.
-func sortedCheckNames() []string {
-	var names []string
-	for _, ch := range Checks() {
-		names = append(names, ch.Name)
-	}
-	slices.Sort(names)
-	return names
 }

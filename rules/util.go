@@ -1,13 +1,9 @@
 package rules
 
 import (
-	"slices"
-
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/parser/posrange"
 )
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // nodeRange is n.PositionRange(), or false for a nil node (a typed nil in
 // an interface included), which the parser never produces but a check must

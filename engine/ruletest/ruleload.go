@@ -1,7 +1,6 @@
 package ruletest
 
 import (
-	"log/slog"
 	"sync"
 
 	pagedrules "github.com/pagedhq/paged/rules"
@@ -25,12 +24,6 @@ func ParseRuleFile(path string, ignoreUnknownFields bool, p parser.Parser) (*rul
 		return nil, errs
 	}
 	return f.RuleGroups(), nil
-}
-
-// PrometheusRuleFile is a LoadRulesFunc on Prometheus's own rulefmt parser
-// with UTF-8 name validation, exactly as promtool 3 reads rule files.
-func PrometheusRuleFile(path string, ignoreUnknownFields bool, p parser.Parser) (*rulefmt.RuleGroups, []error) {
-	return rulefmt.ParseFile(path, ignoreUnknownFields, model.UTF8Validation, p, slog.New(slog.DiscardHandler))
 }
 
 // ruleCache is the rules.GroupLoader of one run: each rule file is parsed
