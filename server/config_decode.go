@@ -238,16 +238,6 @@ func (d *decoder) positiveInt(dst *int) func(*yaml.Node, string) {
 	}
 }
 
-func (d *decoder) boolean(dst *bool) func(*yaml.Node, string) {
-	return func(n *yaml.Node, key string) {
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
-			d.errorf(n, key, "expected true or false, got %s", kindName(n))
-			return
-		}
-		*dst = n.Value == "true" || n.Value == "True" || n.Value == "TRUE"
-	}
-}
-
 // httpURL parses an absolute http(s) URL. The value is never quoted in a
 // message: URLs carry tokens and passwords.
 func (d *decoder) httpURL(dst **url.URL) func(*yaml.Node, string) {
@@ -313,14 +303,6 @@ func (d *decoder) list(each func(n *yaml.Node, key string)) func(*yaml.Node, str
 			each(resolve(c), fmt.Sprintf("%s[%d]", key, i))
 		}
 	}
-}
-
-func (d *decoder) stringList(dst *[]string) func(*yaml.Node, string) {
-	return d.list(func(n *yaml.Node, key string) {
-		if v, ok := d.scalar(n, key); ok {
-			*dst = append(*dst, v)
-		}
-	})
 }
 
 // labelSet decodes a mapping of label names to values, validated as

@@ -117,8 +117,3 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 type kongExit struct{}
-
-// notBuilt is what a subcommand that does not exist yet returns.
-func notBuilt(name string) error {
-	return usageError("%s: not built yet", name)
-}
