@@ -14,5 +14,8 @@
 //   - a failing query never resolves an alert: the rule's alerts keep their
 //     state and are re-sent with Stale set, and after a number of failed
 //     evaluations the built-in PagedDatasourceDown alert fires;
+//   - labels and annotations of alerting rules set by paged, annotations
+//     expanded only when an alert is sent or read (ruledef.go), which
+//     takes the template cost out of every evaluation;
 //   - self-metrics and a console sink.
 package engine

@@ -29,6 +29,7 @@ type Engine struct {
 	loader  *loader
 	sent    *sentLog
 	metrics *metrics
+	x       *expander
 
 	ctx    context.Context // the rules manager's; canceled when Run ends
 	cancel context.CancelFunc
@@ -38,7 +39,8 @@ type Engine struct {
 	closed   sync.Once
 	closeErr error
 
-	applyMu sync.Mutex // serialises ApplyRules
+	applyMu sync.Mutex                // serialises ApplyRules
+	stores  map[storeKey]*sampleStore // under applyMu
 
 	mu        sync.Mutex
 	loaded    bool
@@ -46,6 +48,7 @@ type Engine struct {
 	lastDSErr string
 	rules     map[promrules.Rule]*ruleState
 	groups    map[*promrules.Group]*groupState
+	pending   map[string]*groupPlan // by group key, while the manager swaps groups
 	health    dsHealth
 }
 
@@ -98,6 +101,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	p := parser.NewParser(parser.Options{})
 	e.loader = newLoader(p)
+	e.x = &expander{
+		query:       e.query,
+		externalURL: opts.ExternalURL,
+		extURL:      extURL,
+		logf:        opts.Logger.With("component", "rules").Warn,
+	}
 	e.metrics = newMetrics(opts.Registerer, e)
 	e.mgr = promrules.NewManager(&promrules.ManagerOptions{
 		ExternalURL:            extURL,
@@ -176,7 +185,8 @@ func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
 	if err != nil {
 		return fmt.Errorf("previous rules kept: %w", err)
 	}
-	if err := e.loader.prepare(files); err != nil {
+	parsed, err := e.loader.parseAll(files)
+	if err != nil {
 		return fmt.Errorf("previous rules kept: %w", err)
 	}
 	interval := s.EvaluationInterval
@@ -184,14 +194,38 @@ func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
 		interval = e.opts.EvaluationInterval
 	}
 	ext := s.ExternalLabels.Copy()
-	// The groups read the external labels as soon as they run.
-	e.mu.Lock()
-	e.extLabels = ext
-	e.mu.Unlock()
-	if err := e.mgr.Update(interval, files, ext, e.opts.ExternalURL, e.iterate); err != nil {
+	plan, stores, err := split(files, parsed, e.loader.parser, ext, e.stores)
+	if err != nil {
 		return fmt.Errorf("previous rules kept: %w", err)
 	}
+	e.loader.serveFrom(plan.manager)
+	// New groups start evaluating before Update returns: until they are
+	// registered below they find their plan by group key. The groups read
+	// the external labels as soon as they run.
 	e.mu.Lock()
+	oldExt := e.extLabels
+	e.extLabels = ext
+	e.pending = plan.groups
+	e.mu.Unlock()
+	if err := e.mgr.Update(interval, files, ext, e.opts.ExternalURL, e.iterate); err != nil {
+		e.mu.Lock()
+		e.extLabels, e.pending = oldExt, nil
+		e.mu.Unlock()
+		return fmt.Errorf("previous rules kept: %w", err)
+	}
+	e.stores = stores
+	e.mu.Lock()
+	// Kept groups (equal for the manager) take the new plan too: their
+	// labels or annotations may have changed.
+	for _, g := range e.mgr.RuleGroups() {
+		gs := e.groups[g]
+		if gs == nil {
+			gs = &groupState{}
+			e.groups[g] = gs
+		}
+		gs.plan = plan.groups[promrules.GroupKey(g.File(), g.Name())]
+	}
+	e.pending = nil
 	e.loaded = true
 	e.pruneLocked()
 	e.mu.Unlock()
@@ -228,6 +262,57 @@ func (e *Engine) pruneLocked() {
 			delete(e.health.failures, k)
 		}
 	}
+}
+
+// planFor returns the plan of a running group.
+func (e *Engine) planFor(g *promrules.Group) *groupPlan {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if gs := e.groups[g]; gs != nil && gs.plan != nil {
+		return gs.plan
+	}
+	return e.pending[promrules.GroupKey(g.File(), g.Name())]
+}
+
+// defFor returns the definition of rule r of group g, nil when Prometheus
+// keeps r's labels and annotations itself.
+func (e *Engine) defFor(g *promrules.Group, r promrules.Rule) *ruleDef {
+	p := e.planFor(g)
+	if p == nil {
+		return nil
+	}
+	for i, gr := range g.Rules() {
+		if gr == r {
+			return p.def(i, r)
+		}
+	}
+	return nil
+}
+
+// RuleDefinition returns the labels (group labels merged) and annotation
+// templates of rule r of group g as its file has them.
+func (e *Engine) RuleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels) {
+	if def := e.defFor(g, r); def != nil {
+		return def.labels, def.annotations
+	}
+	if ar, ok := r.(*promrules.AlertingRule); ok {
+		return ar.Labels(), ar.Annotations()
+	}
+	return r.Labels(), labels.EmptyLabels()
+}
+
+// ActiveAlerts returns copies of the active alerts of rule r of group g,
+// with their annotations.
+func (e *Engine) ActiveAlerts(ctx context.Context, g *promrules.Group, r *promrules.AlertingRule) []*promrules.Alert {
+	active := r.ActiveAlerts()
+	def := e.defFor(g, r)
+	if def == nil {
+		return active
+	}
+	for _, a := range active {
+		a.Annotations = e.x.annotations(ctx, def, a)
+	}
+	return active
 }
 
 // RuleGroups returns the running groups, sorted by file and name, in

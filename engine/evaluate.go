@@ -22,7 +22,8 @@ type ruleState struct {
 
 // groupState is what paged tracks per group.
 type groupState struct {
-	aligned bool // activeAt re-aligned after Prometheus's restore
+	aligned bool       // activeAt re-aligned after Prometheus's restore
+	plan    *groupPlan // the definitions of the rules paged took over
 }
 
 // RuleStatus is paged's view of one rule's datasource health.
@@ -51,12 +52,22 @@ func (e *Engine) RuleStatus(r promrules.Rule) RuleStatus {
 }
 
 // query is the rules manager's QueryFunc: it calls the datasource,
-// classifies failures and counts them.
+// classifies failures and counts them. For a rule whose labels and
+// annotations paged took over, it turns the result into the alerts' label
+// sets and keeps the samples (ruledef.go).
 func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vector, error) {
+	var def *ruleDef
+	it := iterationFrom(ctx)
+	if it != nil {
+		def = it.match(ctx, q)
+	}
 	v, err := e.opts.Datasource.Query(ctx, q, ts)
 	if err == nil {
 		e.answered.Store(true)
 		e.metrics.queries.WithLabelValues("success").Inc()
+		if def != nil {
+			v = it.capture(def, v)
+		}
 		return v, nil
 	}
 	de := asDatasourceError(err)
@@ -77,27 +88,28 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 // iterate is the groups' evaluation function: Prometheus's own, then
 // paged's re-alignment of restored alerts and its stale handling.
 func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) {
-	promrules.DefaultEvalIterationFunc(ctx, g, ts)
+	it := &iteration{plan: e.planFor(g), ts: ts, interval: g.Interval()}
+	promrules.DefaultEvalIterationFunc(withIteration(ctx, it), g, ts)
 	if ctx.Err() != nil {
 		return
 	}
 	e.realign(ctx, g, ts)
-	e.afterEval(ctx, g, ts)
+	e.afterEval(ctx, g, it.plan, ts)
 }
 
 // afterEval keeps the alerts of rules whose query failed: Prometheus's
 // group returns before sending them, so a receiver would let them expire
 // (resolve). paged re-sends them, flagged stale, and tracks the
 // datasource's health.
-func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, ts time.Time) {
+func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupPlan, ts time.Time) {
 	var (
 		answered, unanswered int
-		stale                []*rules.Alert
+		stale                []staleAlert
 		down                 []*rules.Alert
 	)
 	e.mu.Lock()
 	ext := e.extLabels
-	for _, r := range g.Rules() {
+	for i, r := range g.Rules() {
 		rs := e.rules[r]
 		if rs == nil {
 			rs = &ruleState{}
@@ -125,15 +137,24 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, ts time.Time
 		rs.failures++
 		rs.lastErr = err
 		if ar, ok := r.(*promrules.AlertingRule); ok {
-			stale = append(stale, e.staleAlertsLocked(ar, rs, ts, g.Interval(), ext)...)
+			stale = append(stale, e.staleAlertsLocked(ar, plan.def(i, r), rs, ts, g.Interval(), ext)...)
 		}
 	}
 	down = e.updateHealthLocked(promrules.GroupKey(g.File(), g.Name()), answered, unanswered, ts, g.Interval(), ext)
 	e.mu.Unlock()
 
 	if len(stale) > 0 {
-		e.metrics.staleSent.Add(float64(len(stale)))
-		e.deliver(ctx, stale, ts)
+		out := make([]*rules.Alert, len(stale))
+		for i, s := range stale {
+			if s.def != nil && s.alert != nil {
+				// Expanded when it was last sent: the query failed, so
+				// there is no new sample.
+				s.out.Annotations = e.x.annotations(ctx, s.def, s.alert)
+			}
+			out[i] = s.out
+		}
+		e.metrics.staleSent.Add(float64(len(out)))
+		e.deliver(ctx, out, ts)
 	}
 	if len(down) > 0 {
 		e.deliver(ctx, down, ts)
@@ -144,19 +165,36 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, ts time.Time
 	}
 }
 
+// staleAlert is an alert to re-send stale; alert and def are set when its
+// annotations are still to be filled in.
+type staleAlert struct {
+	out   *rules.Alert
+	alert *promrules.Alert
+	def   *ruleDef
+}
+
 // staleAlertsLocked returns the rule's firing alerts that are due to be
 // re-sent while its query fails, and updates their send times so that the
-// first successful evaluation re-sends them without the stale flag.
-func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, rs *ruleState, ts time.Time, interval time.Duration, ext labels.Labels) []*rules.Alert {
-	var out []*rules.Alert
+// first successful evaluation re-sends them without the stale flag. def is
+// the rule's definition when paged took it over.
+func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, def *ruleDef, rs *ruleState, ts time.Time, interval time.Duration, ext labels.Labels) []staleAlert {
+	var out []staleAlert
 	delta := max(interval, e.opts.ResendDelay)
 	expr := ar.Query().String()
 	seen := map[uint64]bool{}
+	ruleLabels := ar.Labels()
+	if def != nil {
+		ruleLabels = def.labels
+	}
 	ar.ForEachActiveAlert(func(a *promrules.Alert) {
 		if a.State != promrules.StateFiring || !a.ResolvedAt.IsZero() {
 			return
 		}
-		n := e.toAlert(a, expr, ext, true)
+		var ann labels.Labels
+		if def == nil {
+			ann = a.Annotations.Copy()
+		}
+		n := e.toAlert(a, expr, ext, true, ann)
 		h := n.Labels.Hash()
 		seen[h] = true
 		if last, ok := rs.staleSent[h]; ok && !last.Add(e.opts.ResendDelay).Before(ts) {
@@ -166,12 +204,18 @@ func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, rs *ruleState, ts
 		a.LastSentAt = time.Time{}
 		a.ValidUntil = ts.Add(4 * delta)
 		n.EndsAt = a.ValidUntil
-		out = append(out, n)
+		sa := staleAlert{out: n}
+		if def != nil {
+			c := *a
+			c.Labels = a.Labels.Copy()
+			sa.alert, sa.def = &c, def
+		}
+		out = append(out, sa)
 	})
 	// After a restart the rule has no alerts in memory until its query
 	// succeeds; the alerts the previous run sent are re-sent from the
 	// sent log so that they do not expire at the receiver.
-	for _, a := range e.sent.previous(ar, ts) {
+	for _, a := range e.sent.previous(ar.Name(), ruleLabels, ts) {
 		h := a.Labels.Hash()
 		if seen[h] {
 			continue
@@ -182,7 +226,7 @@ func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, rs *ruleState, ts
 		rs.staleSent[h] = ts
 		a.EndsAt = ts.Add(4 * delta)
 		a.Stale = true
-		out = append(out, a)
+		out = append(out, staleAlert{out: a})
 	}
 	return out
 }

@@ -98,13 +98,13 @@ func start(t *testing.T, opts engine.Options, files []string, s engine.RuleSetti
 }
 
 // activeAlerts returns the engine's active (pending or firing) alerts of
-// the named rule.
+// the named rule, with their annotations.
 func activeAlerts(e *engine.Engine, name string) []*promrules.Alert {
 	var out []*promrules.Alert
 	for _, g := range e.RuleGroups() {
 		for _, r := range g.Rules() {
 			if ar, ok := r.(*promrules.AlertingRule); ok && ar.Name() == name {
-				out = append(out, ar.ActiveAlerts()...)
+				out = append(out, e.ActiveAlerts(context.Background(), g, ar)...)
 			}
 		}
 	}

@@ -27,14 +27,15 @@ type parseFunc func(path string, content []byte) (*rulefmt.RuleGroups, []error)
 // loader implements Prometheus's rules.GroupLoader. ApplyRules parses every
 // file first (collecting all errors, with positions); only when all files
 // load does it hand the names to the rules Manager, whose Load calls are
-// then served from that parse, so a file is read once per reload and the
-// Manager never sees a file that failed.
+// then served from that parse (as split by the engine, see ruledef.go), so
+// a file is read once per reload and the Manager never sees a file that
+// failed.
 type loader struct {
 	parser parser.Parser
 	parse  parseFunc
 
-	mu     sync.Mutex
-	parsed map[string]*rulefmt.RuleGroups
+	mu    sync.Mutex
+	serve map[string]*rulefmt.RuleGroups
 }
 
 func newLoader(p parser.Parser) *loader {
@@ -79,9 +80,8 @@ func expand(patterns []string) ([]string, error) {
 	return files, errors.Join(errs...)
 }
 
-// prepare parses all files and, when none has an error, makes them what
-// Load returns. It returns every error of every file.
-func (l *loader) prepare(files []string) error {
+// parseAll parses all files. It returns every error of every file.
+func (l *loader) parseAll(files []string) (map[string]*rulefmt.RuleGroups, error) {
 	parsed := make(map[string]*rulefmt.RuleGroups, len(files))
 	var errs []error
 	for _, f := range files {
@@ -93,12 +93,16 @@ func (l *loader) prepare(files []string) error {
 		parsed[f] = rgs
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return nil, errors.Join(errs...)
 	}
+	return parsed, nil
+}
+
+// serveFrom makes m what Load returns.
+func (l *loader) serveFrom(m map[string]*rulefmt.RuleGroups) {
 	l.mu.Lock()
-	l.parsed = parsed
+	l.serve = m
 	l.mu.Unlock()
-	return nil
 }
 
 func (l *loader) read(path string) (*rulefmt.RuleGroups, []error) {
@@ -124,15 +128,16 @@ func (l *loader) read(path string) (*rulefmt.RuleGroups, []error) {
 	return rgs, nil
 }
 
-// Load serves the Manager from the last successful prepare.
+// Load serves the Manager from the last serveFrom. The engine never names
+// a file it has not parsed.
 func (l *loader) Load(identifier string, _ bool, _ model.ValidationScheme) (*rulefmt.RuleGroups, []error) {
 	l.mu.Lock()
-	rgs, ok := l.parsed[identifier]
+	rgs, ok := l.serve[identifier]
 	l.mu.Unlock()
 	if ok {
 		return rgs, nil
 	}
-	return l.read(identifier)
+	return nil, []error{fmt.Errorf("%s: not loaded by paged", identifier)}
 }
 
 // Parse parses a rule expression with the same parser the loader checks

@@ -14,8 +14,8 @@ import (
 // toAlert converts a Prometheus alert to the notifier's type: external
 // labels added (the alert's own labels win, as in Prometheus's notifier),
 // StartsAt the firing time, EndsAt the resolve time or the time until
-// which the alert is valid.
-func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, stale bool) *rules.Alert {
+// which the alert is valid, annotations as given.
+func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, stale bool, annotations labels.Labels) *rules.Alert {
 	lset := a.Labels
 	if !ext.IsEmpty() {
 		b := labels.NewBuilder(a.Labels)
@@ -28,7 +28,7 @@ func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, sta
 	}
 	out := &rules.Alert{
 		Labels:       lset.Copy(),
-		Annotations:  a.Annotations.Copy(),
+		Annotations:  annotations,
 		StartsAt:     a.FiredAt,
 		EndsAt:       a.ValidUntil,
 		GeneratorURL: e.opts.GeneratorBaseURL + strutil.TableLinkForExpression(expr),
@@ -44,6 +44,14 @@ func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, sta
 // after each successful evaluation of an alerting rule with the alerts due
 // to be sent (possibly none).
 func (e *Engine) notifyFromRules(ctx context.Context, expr string, alerts ...*promrules.Alert) {
+	// The rule whose evaluation just succeeded is the one whose query ran
+	// last: record its samples, whether or not an alert is due.
+	var def *ruleDef
+	if it := iterationFrom(ctx); it != nil && it.current != nil && it.current.query == expr {
+		def = it.current
+		def.samples.commit(def, it.batch, it.ts, it.interval)
+		it.current, it.batch = nil, nil
+	}
 	if len(alerts) == 0 {
 		return
 	}
@@ -52,7 +60,13 @@ func (e *Engine) notifyFromRules(ctx context.Context, expr string, alerts ...*pr
 	e.mu.Unlock()
 	out := make([]*rules.Alert, 0, len(alerts))
 	for _, a := range alerts {
-		out = append(out, e.toAlert(a, expr, ext, false))
+		var ann labels.Labels
+		if def != nil {
+			ann = e.x.annotations(ctx, def, a)
+		} else {
+			ann = a.Annotations.Copy()
+		}
+		out = append(out, e.toAlert(a, expr, ext, false, ann))
 	}
 	// sendAlerts stamps every alert with the evaluation time.
 	e.deliver(ctx, out, alerts[0].LastSentAt)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
-	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/rules"
 )
@@ -141,17 +140,17 @@ func (s *sentLog) record(alerts []*rules.Alert, ts time.Time, resendDelay time.D
 
 // previous returns copies of the alerts of rule ar that the previous run
 // sent, this run has not, and that are still valid at ts.
-func (s *sentLog) previous(ar *promrules.AlertingRule, ts time.Time) []*rules.Alert {
+func (s *sentLog) previous(name string, ruleLabels labels.Labels, ts time.Time) []*rules.Alert {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*rules.Alert
-	for h := range s.prevByName[ar.Name()] {
+	for h := range s.prevByName[name] {
 		e := s.entries[h]
 		if e == nil || !e.previous || !e.Alert.EndsAt.After(ts) {
 			continue
 		}
 		match := true
-		ar.Labels().Range(func(l labels.Label) {
+		ruleLabels.Range(func(l labels.Label) {
 			if !strings.Contains(l.Value, "{{") && e.Alert.Labels.Get(l.Name) != l.Value {
 				match = false
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -105,8 +106,12 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 			EvaluationTime: g.GetEvaluationTime().Seconds(),
 			LastEvaluation: g.GetLastEvaluation(),
 		}
-		for _, rule := range g.Rules(q.matchers...) {
+		for _, rule := range g.Rules() {
 			if len(q.ruleNames) > 0 && !q.ruleNames[rule.Name()] {
+				continue
+			}
+			ruleLabels, ruleAnnotations := s.ruleDefinition(g, rule)
+			if !matchesAny(q.matchers, ruleLabels) {
 				continue
 			}
 			lastError := ""
@@ -120,7 +125,7 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 				}
 				var alerts []*apiAlert
 				if !q.excludeAlerts {
-					alerts = apiAlerts(rule, s.isStale(rule))
+					alerts = s.apiAlerts(r.Context(), g, rule)
 				}
 				ag.Rules = append(ag.Rules, apiAlertingRule{
 					State:          rule.State().String(),
@@ -128,8 +133,8 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 					Query:          rule.Query().String(),
 					Duration:       rule.HoldDuration().Seconds(),
 					KeepFiringFor:  rule.KeepFiringFor().Seconds(),
-					Labels:         rule.Labels(),
-					Annotations:    rule.Annotations(),
+					Labels:         ruleLabels,
+					Annotations:    ruleAnnotations,
 					Alerts:         alerts,
 					Health:         rule.Health(),
 					LastError:      lastError,
@@ -144,7 +149,7 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 				ag.Rules = append(ag.Rules, apiRecordingRule{
 					Name:           rule.Name(),
 					Query:          rule.Query().String(),
-					Labels:         rule.Labels(),
+					Labels:         ruleLabels,
 					Health:         rule.Health(),
 					LastError:      lastError,
 					EvaluationTime: rule.GetEvaluationDuration().Seconds(),
@@ -168,7 +173,7 @@ func (s *Server) handleAlerts(w http.ResponseWriter, r *http.Request) {
 	out := &apiAlertDiscovery{Alerts: []*apiAlert{}}
 	for _, g := range s.engine().RuleGroups() {
 		for _, rule := range g.AlertingRules() {
-			out.Alerts = append(out.Alerts, apiAlerts(rule, s.isStale(rule))...)
+			out.Alerts = append(out.Alerts, s.apiAlerts(r.Context(), g, rule)...)
 		}
 	}
 	writeAPIData(w, out)
@@ -190,9 +195,55 @@ func (s *Server) isStale(rule *promrules.AlertingRule) bool {
 	return rule.LastError() != nil
 }
 
+// ruleViewer is implemented by engines that hand Prometheus's rules
+// manager rules without their labels and annotations and keep them
+// themselves (the engine's adapter does).
+type ruleViewer interface {
+	RuleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels)
+	ActiveAlerts(ctx context.Context, g *promrules.Group, r *promrules.AlertingRule) []*promrules.Alert
+}
+
+// ruleDefinition returns a rule's labels and annotations as written.
+func (s *Server) ruleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels) {
+	if v, ok := s.engine().(ruleViewer); ok {
+		return v.RuleDefinition(g, r)
+	}
+	if ar, ok := r.(*promrules.AlertingRule); ok {
+		return ar.Labels(), ar.Annotations()
+	}
+	return r.Labels(), labels.EmptyLabels()
+}
+
+// matchesAny is the API's match[] filter: a rule matches when every
+// matcher of one of the sets does.
+func matchesAny(sets [][]*labels.Matcher, lbls labels.Labels) bool {
+	if len(sets) == 0 {
+		return true
+	}
+	for _, ms := range sets {
+		ok := true
+		for _, m := range ms {
+			if !m.Matches(lbls.Get(m.Name)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // apiAlerts converts a rule's active alerts.
-func apiAlerts(rule *promrules.AlertingRule, stale bool) []*apiAlert {
-	active := rule.ActiveAlerts()
+func (s *Server) apiAlerts(ctx context.Context, g *promrules.Group, rule *promrules.AlertingRule) []*apiAlert {
+	stale := s.isStale(rule)
+	var active []*promrules.Alert
+	if v, ok := s.engine().(ruleViewer); ok {
+		active = v.ActiveAlerts(ctx, g, rule)
+	} else {
+		active = rule.ActiveAlerts()
+	}
 	out := make([]*apiAlert, len(active))
 	for i, a := range active {
 		activeAt := a.ActiveAt

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/engine"
@@ -102,6 +103,16 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 func (a *engineAdapter) RuleGroups() []*promrules.Group { return a.eng.RuleGroups() }
 
 func (a *engineAdapter) Ready() (bool, string) { return a.eng.Ready() }
+
+// RuleDefinition returns a rule's labels and annotations as written.
+func (a *engineAdapter) RuleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels) {
+	return a.eng.RuleDefinition(g, r)
+}
+
+// ActiveAlerts returns a rule's active alerts with their annotations.
+func (a *engineAdapter) ActiveAlerts(ctx context.Context, g *promrules.Group, r *promrules.AlertingRule) []*promrules.Alert {
+	return a.eng.ActiveAlerts(ctx, g, r)
+}
 
 // IsStale reports whether the rule's query is failing and its alerts kept.
 func (a *engineAdapter) IsStale(r promrules.Rule) bool { return a.eng.RuleStatus(r).Stale }

@@ -137,7 +137,7 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 			case *promrules.AlertingRule:
 				ur.Type, ur.State = "alerting", rule.State().String()
 				ur.Stale = s.isStale(rule)
-				for _, a := range apiAlerts(rule, ur.Stale) {
+				for _, a := range s.apiAlerts(r.Context(), g, rule) {
 					d.Alerts = append(d.Alerts, s.uiAlert(a, d.ExternalURL))
 					ur.Alerts++
 				}
