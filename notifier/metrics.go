@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/notify"
@@ -16,6 +17,7 @@ type metrics struct {
 	dropped       *prometheus.CounterVec // reason
 	slackErrors   *prometheus.CounterVec // error (Slack's ok:false code)
 	forwarded     *prometheus.CounterVec // alertmanager, outcome
+	flushes       *prometheus.CounterVec // receiver
 }
 
 // Outcomes of one delivery attempt.
@@ -47,8 +49,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "paged_notifier_forwarded_alerts_total",
 			Help: "Alerts sent to external Alertmanagers, by outcome.",
 		}, []string{"alertmanager", "outcome"}),
+		flushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_notifier_group_flushes_total",
+			Help: "Alert group flushes that went through the notification pipeline, whether they sent, were already sent (here or by an HA peer) or were muted.",
+		}, []string{"receiver"}),
 	}
-	for _, c := range []prometheus.Collector{m.notifications, m.retries, m.dropped, m.slackErrors, m.forwarded} {
+	for _, c := range []prometheus.Collector{m.notifications, m.retries, m.dropped, m.slackErrors, m.forwarded, m.flushes} {
 		// A second Notifier on the same registry keeps counting in its own
 		// collectors; only the first one is exported.
 		_ = reg.Register(c)
@@ -87,4 +93,18 @@ func (i *instrumented) Notify(ctx context.Context, alerts ...*alert.Alert) notif
 		i.m.dropped.WithLabelValues("permanent_failure").Inc()
 	}
 	return v
+}
+
+// countFlushes counts every pass of an alert group through the pipeline.
+type countFlushes struct {
+	next notify.Stage
+	m    *metrics
+}
+
+func (c countFlushes) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
+	ctx, out, err := c.next.Exec(ctx, l, alerts...)
+	if r, ok := notify.ReceiverName(ctx); ok {
+		c.m.flushes.WithLabelValues(r).Inc()
+	}
+	return ctx, out, err
 }

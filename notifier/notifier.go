@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/alertmanager/alert"
 	apiv2 "github.com/prometheus/alertmanager/api/v2"
+	"github.com/prometheus/alertmanager/cluster"
 	"github.com/prometheus/alertmanager/dispatch"
 	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/featurecontrol"
@@ -72,6 +73,11 @@ type Options struct {
 	// Transport, when set, carries every outgoing request instead of the
 	// clients built from http_config (tests: an in-process Slack or sink).
 	Transport http.RoundTripper
+	// Cluster, when set, makes this notifier a peer of an HA cluster
+	// (see ClusterOptions). Nil: a single instance. The peer registers
+	// Alertmanager's alertmanager_cluster_* metrics on Registerer, which
+	// therefore cannot serve two peers.
+	Cluster *ClusterOptions
 }
 
 // Notifier is paged's embedded Alertmanager.
@@ -89,6 +95,7 @@ type Notifier struct {
 	pipeline *notify.PipelineBuilder
 	dmetrics *dispatch.DispatcherMetrics
 	stale    *staleSet
+	peer     *cluster.Peer // nil without Options.Cluster
 
 	mu      sync.Mutex
 	conf    *Config
@@ -136,6 +143,13 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("external URL: %w", err)
 	}
+	if opts.Cluster != nil {
+		c := *opts.Cluster
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		opts.Cluster = &c
+	}
 	if opts.StoragePath != "" {
 		if err := os.MkdirAll(opts.StoragePath, 0o755); err != nil {
 			return nil, fmt.Errorf("storage path: %w", err)
@@ -167,15 +181,33 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("silences: %w", err)
 	}
+	if opts.Cluster != nil {
+		// The peer binds its port now, so a port in use fails New. Run
+		// joins the other peers and leaves the cluster when it returns.
+		n.peer, err = newPeer(opts.Cluster, n.logger.With("component", "cluster"), reg)
+		if err != nil {
+			return nil, err
+		}
+		n.nflog.SetBroadcast(n.peer.AddState("nfl", n.nflog, reg).Broadcast)
+		n.silences.SetBroadcast(n.peer.AddState("sil", n.silences, reg).Broadcast)
+	}
+	fail := func(err error) (*Notifier, error) {
+		if n.alerts != nil {
+			n.alerts.Close()
+		}
+		if n.peer != nil {
+			n.leaveCluster()
+		}
+		return nil, err
+	}
 	n.silencer = silence.NewSilencer(n.silences, n.logger, rec)
 	n.alerts, err = mem.NewAlerts(context.Background(), 30*time.Minute, 0, n.silencer, n.logger, rec, reg, ff)
 	if err != nil {
-		return nil, fmt.Errorf("alert store: %w", err)
+		return fail(fmt.Errorf("alert store: %w", err))
 	}
-	n.api, err = apiv2.NewAPI(n.alerts, n.groups, n.silences, nil, n.logger.With("component", "api"), reg)
+	n.api, err = apiv2.NewAPI(n.alerts, n.groups, n.silences, n.apiPeer(), n.logger.With("component", "api"), reg)
 	if err != nil {
-		n.alerts.Close()
-		return nil, fmt.Errorf("api: %w", err)
+		return fail(fmt.Errorf("api: %w", err))
 	}
 	n.pipeline = notify.NewPipelineBuilder(reg, ff, rec)
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
@@ -184,8 +216,7 @@ func New(opts Options) (*Notifier, error) {
 	// kept (bounded) and sent once Run starts.
 	b, err := n.build(opts.Config)
 	if err != nil {
-		n.alerts.Close()
-		return nil, err
+		return fail(err)
 	}
 	n.fwd = b.fwd
 	n.updateAPI(opts.Config)
@@ -255,7 +286,8 @@ func toLabelSet(ls labels.Labels) model.LabelSet {
 
 // Run starts routing and delivery and blocks until ctx ends; then it stops
 // the dispatcher, flushes the silences and notification log to
-// StoragePath and returns.
+// StoragePath and returns. With a cluster, Run first joins the peers
+// (without waiting for them) and leaves the cluster before returning.
 func (n *Notifier) Run(ctx context.Context) error {
 	n.mu.Lock()
 	if n.running {
@@ -267,6 +299,10 @@ func (n *Notifier) Run(ctx context.Context) error {
 	conf := n.conf
 	n.mu.Unlock()
 
+	waitSettle := func() {}
+	if n.peer != nil {
+		waitSettle = n.joinCluster(ctx)
+	}
 	stopc := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -289,6 +325,10 @@ func (n *Notifier) Run(ctx context.Context) error {
 	n.mu.Unlock()
 	close(stopc)
 	wg.Wait()
+	if n.peer != nil {
+		waitSettle()
+		n.leaveCluster()
+	}
 	n.alerts.Close()
 	return err
 }
@@ -412,9 +452,11 @@ func (n *Notifier) start(c *Config) error {
 	b.fwd.adopt(oldFwd)
 
 	inhib := inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
-	stages := n.pipeline.New(b.receivers, func() time.Duration { return 0 }, inhib, n.silencer, b.intervener, n.nflog, nil)
-	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) }
-	disp := dispatch.NewDispatcher(n.alerts, b.routes, stages, b.intervener, timeout, 30*time.Second, nil,
+	stages := n.pipeline.New(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, n.nflog, n.notifyPeer())
+	// A peer's flush waits its turn before sending; its deadline grows by
+	// that wait, as in Alertmanager.
+	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }
+	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics}, b.intervener, timeout, 30*time.Second, nil,
 		n.logger, eventrecorder.Recorder{}, n.dmetrics, b.tmpl)
 
 	go inhib.Run()

@@ -53,6 +53,9 @@ type Config struct {
 	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
 	Storage        StorageConfig
 	Web            WebConfig
+	// Cluster is the cluster: block: gossip with the other instance of an
+	// HA pair. Disabled unless cluster.listen_address is set.
+	Cluster ClusterConfig
 	// Notifier is the notifier: block (Alertmanager route, inhibit_rules,
 	// receivers, alertmanagers), ${ENV} already expanded. The notifier
 	// decodes and validates it; nil when the block is absent.
@@ -189,6 +192,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		runbookBase    *url.URL
 		dsType         = DatasourcePrometheus
 		ruleFilesNode  *yaml.Node
+		clusterNode    *yaml.Node
 	)
 	ds := &cfg.Datasource
 	d.mapping(root, "",
@@ -241,6 +245,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 				field{"runbooks_dir", d.directory(&cfg.Web.RunbooksDir, dir)},
 			)
 		}},
+		field{"cluster", func(n *yaml.Node, key string) {
+			clusterNode = n
+			d.cluster(n, key, &cfg.Cluster)
+		}},
 		field{"notifier", func(n *yaml.Node, key string) {
 			if n.Kind != yaml.MappingNode {
 				d.errorf(n, key, "expected a mapping, got %s", kindName(n))
@@ -269,6 +277,9 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		if len(ds.Embedded.ScrapeConfigs) == 0 && !d.hasProblemUnder("datasource.embedded") {
 			d.errorf(root, "datasource.embedded.scrape_configs", "at least one scrape config is required when datasource.type is embedded")
 		}
+	}
+	if cfg.Cluster.Enabled() && cfg.Notifier == nil && !d.hasProblemUnder("notifier") {
+		d.errorf(clusterNode, "cluster", "a cluster gossips the notifier's state: add a notifier block, or remove cluster")
 	}
 	if ruleFilesNode == nil {
 		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate")
@@ -304,6 +315,7 @@ func defaultConfig() *Config {
 		},
 		Storage: StorageConfig{Path: DefaultStoragePath},
 		Web:     WebConfig{ListenAddress: DefaultListenAddress},
+		Cluster: defaultClusterConfig(),
 	}
 }
 

@@ -61,7 +61,8 @@ func (c *Config) Redacted() (string, error) {
 			AuthTokenFile string `yaml:"auth_token_file,omitempty"`
 			RunbooksDir   string `yaml:"runbooks_dir,omitempty"`
 		} `yaml:"web"`
-		Notifier *yaml.Node `yaml:"notifier,omitempty"`
+		Cluster  *clusterView `yaml:"cluster,omitempty"`
+		Notifier *yaml.Node   `yaml:"notifier,omitempty"`
 	}
 	var v view
 	v.Global.EvaluationInterval = promDuration(c.Global.EvaluationInterval)
@@ -105,6 +106,16 @@ func (c *Config) Redacted() (string, error) {
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
 	v.Web.RunbooksDir = c.Web.RunbooksDir
+	if c.Cluster.Enabled() {
+		v.Cluster = &clusterView{
+			ListenAddress:    c.Cluster.ListenAddress,
+			AdvertiseAddress: c.Cluster.AdvertiseAddress,
+			Peers:            c.Cluster.Peers,
+			PeerTimeout:      promDuration(c.Cluster.PeerTimeout),
+			GossipInterval:   promDuration(c.Cluster.GossipInterval),
+			PushPullInterval: promDuration(c.Cluster.PushPullInterval),
+		}
+	}
 	if c.Notifier != nil {
 		v.Notifier = redactNode(c.Notifier, "")
 	}
@@ -118,6 +129,17 @@ func (c *Config) Redacted() (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// clusterView is the cluster: block as the redacted configuration shows
+// it; it holds no secrets.
+type clusterView struct {
+	ListenAddress    string   `yaml:"listen_address"`
+	AdvertiseAddress string   `yaml:"advertise_address,omitempty"`
+	Peers            []string `yaml:"peers"`
+	PeerTimeout      string   `yaml:"peer_timeout"`
+	GossipInterval   string   `yaml:"gossip_interval"`
+	PushPullInterval string   `yaml:"pushpull_interval"`
 }
 
 func promDuration(d time.Duration) string { return model.Duration(d).String() }

@@ -10,7 +10,7 @@ import (
 // The example configurations in examples/ load without problems.
 func TestExampleConfigs(t *testing.T) {
 	root := testbin.RepoRoot(t)
-	for _, name := range []string{"paged.yaml", "demo.yaml"} {
+	for _, name := range []string{"paged.yaml", "demo.yaml", "ha/paged-a.yaml", "ha/paged-b.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			cfg, err := LoadConfig(filepath.Join(root, "examples", name), noEnv)
 			if err != nil {

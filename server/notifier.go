@@ -17,6 +17,7 @@ func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
 		AuthToken:   cfg.Web.authToken,
 		Logger:      deps.Logger,
 		Registerer:  deps.Registerer,
+		Cluster:     notifierCluster(cfg.Cluster),
 	}
 	if cfg.RunbookBaseURL != nil {
 		opts.RunbookBaseURL = cfg.RunbookBaseURL.String()

@@ -10,8 +10,9 @@ import (
 )
 
 // restartBlocks are the parts of paged.yaml the engine's datasource, its
-// storage and the notifier are built from; a reload cannot change them.
-var restartBlocks = []string{"datasource", "storage", "runbook_base_url"}
+// storage, the notifier and its cluster peer are built from; a reload
+// cannot change them.
+var restartBlocks = []string{"datasource", "storage", "runbook_base_url", "cluster"}
 
 // ReloadError is a reload that failed; the previous configuration and
 // rules keep running.
