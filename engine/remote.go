@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 )
 
@@ -30,7 +31,7 @@ type RemoteOptions struct {
 // Remote queries a Prometheus-compatible HTTP API: one instant query per
 // rule and evaluation, at the evaluation timestamp.
 type Remote struct {
-	api     v1.API
+	client  api.Client
 	timeout time.Duration
 	name    string
 }
@@ -40,11 +41,11 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	a, err := NewPrometheusAPI(o, "paged_datasource")
+	c, err := newClient(o, "paged_datasource")
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{api: a, timeout: o.Timeout, name: RedactURL(o.URL)}, nil
+	return &Remote{client: c, timeout: o.Timeout, name: RedactURL(o.URL)}, nil
 }
 
 // NewPrometheusAPI validates the options and returns a client of the
@@ -52,6 +53,16 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 // names the HTTP client in prometheus/common's metrics. Errors never carry
 // credentials of the URL.
 func NewPrometheusAPI(o RemoteOptions, clientName string) (v1.API, error) {
+	c, err := newClient(o, clientName)
+	if err != nil {
+		return nil, err
+	}
+	return v1.NewAPI(c), nil
+}
+
+// newClient validates the options and builds client_golang's HTTP client
+// with their authentication and TLS settings.
+func newClient(o RemoteOptions, clientName string) (api.Client, error) {
 	if o.URL == "" {
 		return nil, errors.New("datasource: url is required")
 	}
@@ -76,60 +87,98 @@ func NewPrometheusAPI(o RemoteOptions, clientName string) (v1.API, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datasource: %w", redactURLError(err))
 	}
-	return v1.NewAPI(c), nil
+	return c, nil
 }
 
 // String returns the datasource URL without credentials.
 func (r *Remote) String() string { return r.name }
 
-// Query runs an instant query at ts.
+// Query runs an instant query at ts: a POST of the form Prometheus's API
+// takes (a GET when the server refuses POST, as client_golang does), the
+// answer decoded by decodeQueryResponse.
 func (r *Remote) Query(ctx context.Context, expr string, ts time.Time) (promql.Vector, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	val, _, _, err := r.api.Query(ctx, expr, ts, v1.WithTimeout(r.timeout))
+	args := url.Values{}
+	args.Set("query", expr)
+	args.Set("time", strconv.FormatFloat(float64(ts.Unix())+float64(ts.Nanosecond())/1e9, 'f', -1, 64))
+	args.Set("timeout", r.timeout.String())
+	form := args.Encode()
+	u := r.client.URL("/api/v1/query", nil)
+	req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(form))
 	if err != nil {
-		return nil, classifyRemote(err)
+		return nil, Unavailable(redactURLError(err))
 	}
-	return toVector(val)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header["Idempotency-Key"] = nil // retried on a broken keep-alive connection
+	resp, body, err := r.client.Do(ctx, req)
+	if err == nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		u.RawQuery = form
+		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err != nil {
+			return nil, Unavailable(redactURLError(err))
+		}
+		resp, body, err = r.client.Do(ctx, req)
+	}
+	if err != nil {
+		return nil, Unavailable(redactURLError(err))
+	}
+	return queryResult(resp.StatusCode, body)
 }
 
-// classifyRemote tells "Prometheus answered and rejected the query" (400
-// bad_data, 422 execution) from "no usable answer" (everything else).
-func classifyRemote(err error) error {
-	var ae *v1.Error
-	if errors.As(err, &ae) {
-		switch ae.Type {
-		case v1.ErrBadData, v1.ErrExec:
-			return &DatasourceError{Kind: KindQuery, Err: errors.New(ae.Msg)}
+// queryResult turns an answer into a vector or a classified error: 400
+// and 422 carry Prometheus's error type (bad_data and execution are query
+// errors); other non-2xx codes and undecodable bodies mean the datasource
+// did not answer. The body never goes into an error: it may be large and
+// may echo request headers.
+func queryResult(code int, body []byte) (promql.Vector, error) {
+	if code/100 != 2 && code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
+		if code/100 == 5 {
+			return nil, Unavailable(fmt.Errorf("server_error: server error: %d", code))
 		}
-		// Detail holds the response body: keep it out of errors, it may be
-		// large and may echo request headers.
-		return Unavailable(fmt.Errorf("%s: %s", ae.Type, ae.Msg))
+		if code/100 == 4 {
+			return nil, Unavailable(fmt.Errorf("client_error: client error: %d", code))
+		}
+		return nil, Unavailable(fmt.Errorf("bad_response: bad response code %d", code))
 	}
-	return Unavailable(redactURLError(err))
-}
-
-// toVector converts an API result to the vector a rule evaluates.
-func toVector(val model.Value) (promql.Vector, error) {
-	switch v := val.(type) {
-	case model.Vector:
-		out := make(promql.Vector, 0, len(v))
-		b := labels.NewScratchBuilder(8)
-		for _, s := range v {
-			b.Reset()
-			for n, lv := range s.Metric {
-				b.Add(string(n), string(lv))
-			}
-			b.Sort()
-			out = append(out, promql.Sample{Metric: b.Labels(), T: int64(s.Timestamp), F: float64(s.Value)})
+	r, err := decodeQueryResponse(body)
+	if err != nil {
+		if code/100 != 2 {
+			return nil, Unavailable(fmt.Errorf("client_error: client error: %d", code))
 		}
-		return out, nil
-	case *model.Scalar:
-		return promql.Vector{{Metric: labels.EmptyLabels(), T: int64(v.Timestamp), F: float64(v.Value)}}, nil
-	case nil:
+		return nil, Unavailable(fmt.Errorf("bad_response: %w", err))
+	}
+	if code/100 != 2 || r.status == "error" {
+		if code/100 != 2 && r.status == "success" {
+			return nil, Unavailable(errors.New("bad_response: inconsistent body for response code"))
+		}
+		typ, msg := r.errorType, r.errorMsg
+		if typ == "" {
+			typ = "client_error"
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("client error: %d", code)
+		}
+		if typ == string(v1.ErrBadData) || typ == string(v1.ErrExec) {
+			return nil, &DatasourceError{Kind: KindQuery, Err: errors.New(msg)}
+		}
+		return nil, Unavailable(fmt.Errorf("%s: %s", typ, msg))
+	}
+	switch r.resultType {
+	case "vector":
+		if r.vector == nil {
+			return promql.Vector{}, nil
+		}
+		return r.vector, nil
+	case "scalar":
+		s, err := r.sample()
+		if err != nil {
+			return nil, Unavailable(fmt.Errorf("bad_response: %w", err))
+		}
+		return promql.Vector{s}, nil
+	case "":
 		return nil, &DatasourceError{Kind: KindQuery, Err: errors.New("empty result")}
 	default:
-		return nil, &DatasourceError{Kind: KindQuery, Err: fmt.Errorf("rule result is a %s, not a vector or scalar", val.Type())}
+		return nil, &DatasourceError{Kind: KindQuery, Err: fmt.Errorf("rule result is a %s, not a vector or scalar", r.resultType)}
 	}
 }
 

@@ -1,10 +1,15 @@
 package enginebench
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
-	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,24 +18,68 @@ import (
 // vllmFleet is n simulated vLLM V1 instances, each on its own loopback port
 // (so Prometheus sees n targets, each with its instance label). Names,
 // types, labels and buckets follow the shared metric catalog; counters grow
-// on every scrape.
+// on every scrape. The fleet runs in a child process (this test binary,
+// started with PAGED_BENCH_FLEET=n) so that serving the scrapes does not
+// count as the engine's CPU.
 type vllmFleet struct {
-	instances []*httptest.Server
+	addrs []string
 }
 
-var (
-	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
-	itlBuckets  = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
-	e2eBuckets  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
-)
+const fleetEnv = "PAGED_BENCH_FLEET"
+
+func TestMain(m *testing.M) {
+	if n, err := strconv.Atoi(os.Getenv(fleetEnv)); err == nil {
+		serveFleet(n)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveFleet is the child process: it serves n instances, prints their
+// addresses on one line, and exits when its standard input closes.
+func serveFleet(n int) {
+	var addrs []string
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		s := &vllmServer{i: i}
+		go func() { _ = http.Serve(l, http.HandlerFunc(s.serve)) }()
+		addrs = append(addrs, l.Addr().String())
+	}
+	fmt.Println(strings.Join(addrs, " "))
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
 
 func newVLLMFleet(tb testing.TB, n int) *vllmFleet {
-	f := &vllmFleet{}
-	for i := range n {
-		s := &vllmServer{i: i}
-		srv := httptest.NewServer(http.HandlerFunc(s.serve))
-		tb.Cleanup(srv.Close)
-		f.instances = append(f.instances, srv)
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", fleetEnv, n))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("fleet: %v", err)
+	}
+	f := &vllmFleet{addrs: strings.Fields(line)}
+	if len(f.addrs) != n {
+		tb.Fatalf("fleet started %d servers, want %d", len(f.addrs), n)
 	}
 	return f
 }
@@ -38,11 +87,17 @@ func newVLLMFleet(tb testing.TB, n int) *vllmFleet {
 // targets returns the scrape targets as a YAML flow list.
 func (f *vllmFleet) targets() string {
 	var t []string
-	for _, s := range f.instances {
-		t = append(t, fmt.Sprintf("%q", s.Listener.Addr().String()))
+	for _, a := range f.addrs {
+		t = append(t, fmt.Sprintf("%q", a))
 	}
 	return "[" + strings.Join(t, ", ") + "]"
 }
+
+var (
+	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	itlBuckets  = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	e2eBuckets  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+)
 
 type vllmServer struct {
 	i     int
