@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -82,22 +81,7 @@ func newLogged(t *testing.T, opts Options) logged {
 }
 
 // run starts Run; stop (also run at cleanup) cancels it and waits.
-func (l logged) run(t *testing.T) *running {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &running{Notifier: l.Notifier, logs: l.logs, stop: stop}
-}
+func (l logged) run(t *testing.T) *running { return runNotifier(t, l.Notifier, l.logs) }
 
 // waitUntil polls cond (cheap, in-process reads) until it holds. Gossip
 // runs on real sockets, so synctest cannot drive this clock.

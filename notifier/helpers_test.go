@@ -46,6 +46,12 @@ func start(t testing.TB, conf string, opts Options) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runNotifier(t, n, logs)
+}
+
+// runNotifier starts n's Run; stop (also run at cleanup) cancels it and
+// waits.
+func runNotifier(t testing.TB, n *Notifier, logs *syncBuffer) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
