@@ -26,8 +26,8 @@ import (
 // that overrides a sample label, $labels with __name__ and the overridden
 // label's sample value, $value, $externalLabels, $externalURL, query, a
 // template that fails, a templated label (left to Prometheus), repeated
-// alert names, and label sets that collide only after the rule's labels
-// are set.
+// alert names, label sets that collide only after the rule's labels are
+// set, and keep_firing_for (an alert kept without a sample).
 const trickyRules = `groups:
   - name: tricky
     interval: 10s
@@ -65,6 +65,13 @@ const trickyRules = `groups:
           summary: 'never sent'
       - alert: Bare
         expr: load > 150
+      - alert: Sticky
+        expr: load > 5
+        keep_firing_for: 1m
+        labels:
+          severity: info
+        annotations:
+          summary: '{{ $labels.__name__ }} of {{ $labels.instance }} was at {{ $value }}'
 `
 
 // TestTakenOverRulesMatchPrometheus evaluates trickyRules with paged's
@@ -121,34 +128,38 @@ func TestTakenOverRulesMatchPrometheus(t *testing.T) {
 		if len(ours) != len(refRules) {
 			t.Fatalf("paged has %d rules, Prometheus %d", len(ours), len(refRules))
 		}
-		for i, r := range refRules {
-			rr := r.(*promrules.AlertingRule)
-			or := ours[i].(*promrules.AlertingRule)
-			name := fmt.Sprintf("rule %d (%s)", i, rr.Name())
-			lbls, ann := e.RuleDefinition(g, or)
-			if !labels.Equal(lbls, rr.Labels()) || !labels.Equal(ann, rr.Annotations()) {
-				t.Errorf("%s: definition labels %s annotations %s, Prometheus %s %s", name, lbls, ann, rr.Labels(), rr.Annotations())
-			}
-			if or.Health() != rr.Health() || fmt.Sprint(or.LastError()) != fmt.Sprint(rr.LastError()) {
-				t.Errorf("%s: health %s (%v), Prometheus %s (%v)", name, or.Health(), or.LastError(), rr.Health(), rr.LastError())
-			}
-			got := e.ActiveAlerts(context.Background(), g, or)
-			want := rr.ActiveAlerts()
-			sortAlerts(got)
-			sortAlerts(want)
-			if len(got) != len(want) {
-				t.Errorf("%s: %d alerts, Prometheus %d", name, len(got), len(want))
-				continue
-			}
-			for j := range want {
-				if !labels.Equal(got[j].Labels, want[j].Labels) || got[j].State != want[j].State || got[j].Value != want[j].Value {
-					t.Errorf("%s: alert %s %s %v, Prometheus %s %s %v", name, got[j].Labels, got[j].State, got[j].Value, want[j].Labels, want[j].State, want[j].Value)
+		compareAll := func(phase string) {
+			t.Helper()
+			for i, r := range refRules {
+				rr := r.(*promrules.AlertingRule)
+				or := ours[i].(*promrules.AlertingRule)
+				name := fmt.Sprintf("%s: rule %d (%s)", phase, i, rr.Name())
+				lbls, ann := e.RuleDefinition(g, or)
+				if !labels.Equal(lbls, rr.Labels()) || !labels.Equal(ann, rr.Annotations()) {
+					t.Errorf("%s: definition labels %s annotations %s, Prometheus %s %s", name, lbls, ann, rr.Labels(), rr.Annotations())
 				}
-				if !labels.Equal(got[j].Annotations, want[j].Annotations) {
-					t.Errorf("%s: annotations of %s:\n paged      %s\n Prometheus %s", name, got[j].Labels, got[j].Annotations, want[j].Annotations)
+				if or.Health() != rr.Health() || fmt.Sprint(or.LastError()) != fmt.Sprint(rr.LastError()) {
+					t.Errorf("%s: health %s (%v), Prometheus %s (%v)", name, or.Health(), or.LastError(), rr.Health(), rr.LastError())
+				}
+				got := e.ActiveAlerts(context.Background(), g, or)
+				want := rr.ActiveAlerts()
+				sortAlerts(got)
+				sortAlerts(want)
+				if len(got) != len(want) {
+					t.Errorf("%s: %d alerts, Prometheus %d", name, len(got), len(want))
+					continue
+				}
+				for j := range want {
+					if !labels.Equal(got[j].Labels, want[j].Labels) || got[j].State != want[j].State || got[j].Value != want[j].Value {
+						t.Errorf("%s: alert %s %s %v, Prometheus %s %s %v", name, got[j].Labels, got[j].State, got[j].Value, want[j].Labels, want[j].State, want[j].Value)
+					}
+					if !labels.Equal(got[j].Annotations, want[j].Annotations) {
+						t.Errorf("%s: annotations of %s:\n paged      %s\n Prometheus %s", name, got[j].Labels, got[j].Annotations, want[j].Annotations)
+					}
 				}
 			}
 		}
+		compareAll("all firing")
 
 		// The notifications carry the same annotations.
 		sent := map[string]labels.Labels{}
@@ -172,12 +183,36 @@ func TestTakenOverRulesMatchPrometheus(t *testing.T) {
 				}
 			}
 		}
-		// Load: a, b, c; Graded: a, b, c; Load (critical): c; Bare: c.
-		if checked != 8 {
-			t.Errorf("compared %d firing alerts, want 8", checked)
+		// Load: a, b, c; Graded: a, b, c; Load (critical): c; Bare: c;
+		// Sticky: a, b, c.
+		if checked != 11 {
+			t.Errorf("compared %d firing alerts, want 11", checked)
 		}
 		if !strings.Contains(fmt.Sprint(ruleNamed(t, e.Engine, "Collide").LastError()), "vector contains metrics with the same labelset after applying alert labels") {
 			t.Errorf("Collide: last error %v", ruleNamed(t, e.Engine, "Collide").LastError())
+		}
+
+		// b drops below every threshold and a rises: b's alerts resolve,
+		// but Sticky keeps b firing for a minute with the annotations of
+		// its last sample; a's annotations follow the new value.
+		later := time.Now()
+		ds.Set(t, `load{instance="a",tier="gold"}`, later, 13)
+		ds.Set(t, `load{instance="b",tier="silver"}`, later, 1)
+		for i := range 3 {
+			ref.Eval(context.Background(), later.Add(time.Duration(i)*10*time.Second))
+		}
+		time.Sleep(25 * time.Second)
+		synctest.Wait()
+		compareAll("b dropped")
+		var sticky *promrules.Alert
+		for _, a := range activeAlerts(e.Engine, "Sticky") {
+			if a.Labels.Get("instance") == "b" {
+				sticky = a
+			}
+		}
+		if sticky == nil || sticky.State != promrules.StateFiring || sticky.KeepFiringSince.IsZero() ||
+			sticky.Annotations.Get("summary") != "load of b was at 7" {
+			t.Errorf("Sticky for b after its sample went: %+v", sticky)
 		}
 	})
 }
