@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	jsoniter "github.com/json-iterator/go"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/pagedhq/paged/rules"
@@ -35,6 +36,8 @@ type sentLog struct {
 	dirty      bool
 	lastPrune  time.Time
 	lastFlush  time.Time
+
+	flushMu sync.Mutex // one write of the file at a time
 }
 
 // sentLogFlushEvery bounds how often the log is written while running: a
@@ -172,30 +175,92 @@ func (s *sentLog) deleteLocked(h uint64, e *sentEntry) {
 	s.dirty = true
 }
 
-// flush writes the log if it changed: write a temporary file, fsync,
-// rename. Entries that expired long ago are dropped.
+// flush writes the log if it changed: encode it under the lock, then
+// write a temporary file, fsync and rename without holding it, so that
+// evaluations recording sends do not wait for the disk. Entries that
+// expired long ago are dropped.
 func (s *sentLog) flush() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.dirty {
+		s.mu.Unlock()
 		return nil
 	}
-	f := sentFile{Version: 1, Entries: make([]*sentEntry, 0, len(s.entries))}
+	entries := make([]*sentEntry, 0, len(s.entries))
 	for _, e := range s.entries {
-		f.Entries = append(f.Entries, e)
+		entries = append(entries, e)
 	}
-	sort.Slice(f.Entries, func(i, j int) bool {
-		return labels.Compare(f.Entries[i].Alert.Labels, f.Entries[j].Alert.Labels) < 0
+	sort.Slice(entries, func(i, j int) bool {
+		return labels.Compare(entries[i].Alert.Labels, entries[j].Alert.Labels) < 0
 	})
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(s.path, b); err != nil {
-		return err
-	}
+	b := encodeSentFile(entries)
 	s.dirty = false
+	s.mu.Unlock()
+	if err := writeFileAtomic(s.path, b); err != nil {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		return err
+	}
 	return nil
+}
+
+// encodeSentFile writes the entries as encoding/json would write a
+// sentFile (what openSentLog reads), without reflection: the log is
+// rewritten every few seconds while alerts fire, and encoding/json spent
+// more CPU on it than the rest of the engine's own work.
+func encodeSentFile(entries []*sentEntry) []byte {
+	st := jsoniter.ConfigCompatibleWithStandardLibrary.BorrowStream(nil)
+	defer jsoniter.ConfigCompatibleWithStandardLibrary.ReturnStream(st)
+	st.WriteRaw(`{"version":1,"entries":[`)
+	for i, e := range entries {
+		if i > 0 {
+			st.WriteMore()
+		}
+		a := e.Alert
+		st.WriteRaw(`{"alert":{"Labels":`)
+		writeLabels(st, a.Labels)
+		st.WriteRaw(`,"Annotations":`)
+		writeLabels(st, a.Annotations)
+		st.WriteRaw(`,"StartsAt":`)
+		writeTime(st, a.StartsAt)
+		st.WriteRaw(`,"EndsAt":`)
+		writeTime(st, a.EndsAt)
+		st.WriteRaw(`,"GeneratorURL":`)
+		st.WriteStringWithHTMLEscaped(a.GeneratorURL)
+		st.WriteRaw(`,"Stale":`)
+		st.WriteBool(a.Stale)
+		st.WriteRaw(`},"lastSentAt":`)
+		writeTime(st, e.LastSentAt)
+		st.WriteObjectEnd()
+	}
+	st.WriteRaw(`]}`)
+	return append([]byte(nil), st.Buffer()...)
+}
+
+func writeLabels(st *jsoniter.Stream, ls labels.Labels) {
+	st.WriteObjectStart()
+	first := true
+	ls.Range(func(l labels.Label) {
+		if !first {
+			st.WriteMore()
+		}
+		first = false
+		st.WriteStringWithHTMLEscaped(l.Name)
+		st.WriteRaw(":")
+		st.WriteStringWithHTMLEscaped(l.Value)
+	})
+	st.WriteObjectEnd()
+}
+
+func writeTime(st *jsoniter.Stream, t time.Time) {
+	b, err := t.MarshalJSON()
+	if err != nil { // a year outside [0, 9999]: what encoding/json would refuse
+		st.WriteStringWithHTMLEscaped(time.Time{}.Format(time.RFC3339Nano))
+		return
+	}
+	st.WriteRaw(string(b))
 }
 
 // prune drops, at most once a minute, the entries whose validity ended

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,5 +74,46 @@ func TestSentLogRecord(t *testing.T) {
 	out, _ = s2.record([]*rules.Alert{resolved}, t2.Add(time.Second), time.Minute)
 	if len(out) != 1 || len(s2.entries) != 0 {
 		t.Fatalf("resolved alert: %d out, %d entries left", len(out), len(s2.entries))
+	}
+}
+
+// TestEncodeSentFileMatchesEncodingJSON: the hand-written encoder writes
+// what encoding/json writes for the same entries, byte for byte, odd
+// strings and times included.
+func TestEncodeSentFileMatchesEncodingJSON(t *testing.T) {
+	odd := []string{"", "x", `quo"te`, `back\slash`, "new\nline", "<b>&amp;</b>", "ünïcödé", "\u2028\u2029", "\x01\x7f", "bad \xff utf-8", "emoji 🚀"}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
+	var entries []*sentEntry
+	for i := range 60 {
+		lb := labels.NewBuilder(labels.FromStrings("alertname", odd[i%len(odd)]+"A"))
+		ab := labels.NewBuilder(labels.EmptyLabels())
+		for j := range i % 4 {
+			lb.Set(fmt.Sprintf("l%d_%s", j, odd[(i+j)%len(odd)]), odd[(i*3+j)%len(odd)])
+			ab.Set(fmt.Sprintf("a%d", j), odd[(i*7+j)%len(odd)])
+		}
+		entries = append(entries, &sentEntry{
+			Alert: &rules.Alert{
+				Labels: lb.Labels(), Annotations: ab.Labels(),
+				StartsAt: t0.Add(time.Duration(i) * time.Second), EndsAt: t0.Add(time.Duration(i) * time.Minute),
+				GeneratorURL: "http://x/graph?g0.expr=" + odd[i%len(odd)], Stale: i%2 == 0,
+			},
+			LastSentAt: t0.Add(time.Duration(i) * time.Millisecond).UTC(),
+		})
+	}
+	entries = append(entries, &sentEntry{Alert: &rules.Alert{Labels: labels.FromStrings("alertname", "Zero")}})
+	want, err := json.Marshal(sentFile{Version: 1, Entries: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encodeSentFile(entries); string(got) != string(want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		from := max(i-80, 0)
+		t.Fatalf("encodeSentFile differs from encoding/json at byte %d:\n got  …%s\n want …%s", i, got[from:min(i+80, len(got))], want[from:min(i+80, len(want))])
+	}
+	if got := encodeSentFile(nil); string(got) != `{"version":1,"entries":[]}` {
+		t.Errorf("empty log: %s", got)
 	}
 }
