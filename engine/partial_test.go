@@ -223,3 +223,39 @@ spec:
 		}
 	})
 }
+
+// TestDatasourceDownAcrossRestart: PagedDatasourceDown fired before a
+// restart is notified again after it while the datasource stays down: not
+// at once (the receiver still holds it), but by the next resend, with its
+// first StartsAt.
+func TestDatasourceDownAcrossRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ds := enginetest.New(t)
+		defer ds.Close()
+		dir := t.TempDir()
+		file := writeFile(t, dir, "queue.rules.yaml", queueRules)
+		state := t.TempDir()
+		ds.SetDown(true)
+		rec := &recorder{}
+		e1 := start(t, engine.Options{Datasource: ds, StoragePath: state, Notify: rec.notify}, []string{file}, settings())
+		time.Sleep(45 * time.Second)
+		synctest.Wait()
+		first := named(rec.take(), engine.DatasourceDownAlert)
+		if len(first) == 0 {
+			t.Fatal("PagedDatasourceDown did not fire before the restart")
+		}
+		e1.stop()
+
+		e2 := start(t, engine.Options{Datasource: ds, StoragePath: state, Notify: rec.notify}, []string{file}, settings())
+		defer e2.stop()
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		again := named(rec.take(), engine.DatasourceDownAlert)
+		if len(again) == 0 {
+			t.Fatal("PagedDatasourceDown was not notified again within 2 minutes after the restart")
+		}
+		if again[0].Resolved(time.Now()) || !again[0].StartsAt.Equal(first[0].StartsAt) {
+			t.Errorf("after the restart: %+v, first StartsAt %v", again[0], first[0].StartsAt)
+		}
+	})
+}
