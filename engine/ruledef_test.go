@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/enginetest"
+	"github.com/pagedhq/paged/rules"
 )
 
 // trickyRules exercise what paged's handling of labels and annotations
@@ -425,4 +427,79 @@ func TestReloadTakenOverRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTakenOverRulesConcurrentReads evaluates fast, reloads with changing
+// labels and annotations, and reads rules and alerts from other goroutines
+// at the same time: run with -race, it checks the sample stores, plans and
+// caches are safe to share; every alert read has its summary.
+func TestTakenOverRulesConcurrentReads(t *testing.T) {
+	ds := enginetest.New(t)
+	now := time.Now()
+	for i := range 20 {
+		ds.Set(t, fmt.Sprintf(`load{instance="i%d"}`, i), now, float64(10+i))
+	}
+	dir := t.TempDir()
+	text := func(n int) string {
+		return fmt.Sprintf(`groups:
+  - name: fast
+    interval: 20ms
+    rules:
+      - alert: Load
+        expr: load > 5
+        labels: {severity: warning, gen: "g%d"}
+        annotations: {summary: 'load {{ $value }} on {{ $labels.instance }} (%d)'}
+      - alert: Load
+        expr: load > 15
+        labels: {severity: critical}
+        annotations: {summary: 'high load {{ $value }}'}
+`, n%2, n)
+	}
+	file := writeFile(t, dir, "fast.rules.yaml", text(0))
+	e := start(t, engine.Options{Datasource: ds, StoragePath: t.TempDir(), ResendDelay: 50 * time.Millisecond, Notify: func(_ context.Context, as []*rules.Alert) {
+		for _, a := range as {
+			if a.Annotations.Get("summary") == "" {
+				t.Errorf("sent without summary: %s", a.Labels)
+			}
+		}
+	}}, []string{file}, settings())
+	defer e.stop()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, g := range e.RuleGroups() {
+					for _, r := range g.Rules() {
+						e.RuleDefinition(g, r)
+						if ar, ok := r.(*promrules.AlertingRule); ok {
+							for _, a := range e.ActiveAlerts(context.Background(), g, ar) {
+								if a.Annotations.Get("summary") == "" {
+									t.Errorf("read without summary: %s", a.Labels)
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	for n := 1; n <= 20; n++ {
+		time.Sleep(50 * time.Millisecond)
+		writeFile(t, dir, "fast.rules.yaml", text(n))
+		if err := e.ApplyRules([]string{file}, settings()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if n := len(activeAlerts(e.Engine, "Load")); n < 20 {
+		t.Errorf("%d Load alerts active at the end, want at least 20", n)
+	}
 }
