@@ -28,3 +28,9 @@ fi
 
 go vet ./...
 go test -count=1 "$@" ./...
+# The packages whose state is shared between goroutines (evaluation and the
+# HTTP API, the notification pipeline, gossip) once more under the race
+# detector.
+if [ $# -eq 0 ]; then
+	go test -race -count=1 ./engine/ ./notifier/ ./server/
+fi
