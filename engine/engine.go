@@ -123,6 +123,9 @@ func New(opts Options) (*Engine, error) {
 		GroupLoader:            e.loader,
 		DefaultRuleQueryOffset: func() time.Duration { return opts.DefaultQueryOffset },
 		Parser:                 p,
+		// No ConcurrentEvalsEnabled or RuleConcurrencyController: the
+		// rules of a group are evaluated one after another, which
+		// ruledef.go relies on to tell which rule a query belongs to.
 	})
 	return e, nil
 }
