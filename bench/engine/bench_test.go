@@ -1,14 +1,12 @@
 package enginebench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,26 +43,11 @@ func selfCPU() float64 {
 // scrapeSum sums the samples of the named metric on url's /metrics.
 func scrapeSum(tb testing.TB, url, name string) float64 {
 	tb.Helper()
-	resp, err := http.Get(url + "/metrics")
+	v, err := testbin.MetricSum(url, name)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
-			sum += v
-		}
-	}
-	return sum
+	return v
 }
 
 func gatherSum(tb testing.TB, reg *prometheus.Registry, name string) float64 {

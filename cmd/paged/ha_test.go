@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,25 +59,8 @@ type peerProc struct {
 // metric sums a metric's samples on the peer's /metrics (0 when it cannot
 // be read: the process may be gone).
 func (p *peerProc) metric(name string) float64 {
-	resp, err := http.Get(p.web + "/metrics")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
+	v, _ := testbin.MetricSum(p.web, name)
+	return v
 }
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool, peers ...*peerProc) {
