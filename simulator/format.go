@@ -11,17 +11,26 @@ import (
 // captures show their spelling differs ("1.0", "1", "1e+06").
 type formatFunc func(float64) string
 
+// special spells the infinities as every exposition format does, and NaN
+// as nan, the library's own spelling.
+func special(v float64, nan string) (string, bool) {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf", true
+	case math.IsInf(v, -1):
+		return "-Inf", true
+	case math.IsNaN(v):
+		return nan, true
+	}
+	return "", false
+}
+
 // formatPython spells a float like Python's prometheus_client
 // (floatToGoString): repr() of the float, except that large positive values
 // switch to Go-style exponents ("5.106151424e+09").
 func formatPython(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
+	if sp, ok := special(v, "NaN"); ok {
+		return sp
 	}
 	s := pythonRepr(v)
 	dot := strings.IndexByte(s, '.')
@@ -53,13 +62,8 @@ func pythonRepr(v float64) string {
 // metrics-exporter-prometheus (TGI) uses: shortest round trip, never an
 // exponent, no ".0" on whole numbers.
 func formatRust(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
+	if sp, ok := special(v, "NaN"); ok {
+		return sp
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
@@ -67,13 +71,8 @@ func formatRust(v float64) string {
 // formatCpp spells a float like prometheus-cpp (Triton), which uses
 // std::to_chars: the shorter of positional and scientific, positional on a tie.
 func formatCpp(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "Nan"
+	if sp, ok := special(v, "Nan"); ok {
+		return sp
 	}
 	f := strconv.FormatFloat(v, 'f', -1, 64)
 	e := strconv.FormatFloat(v, 'e', -1, 64)
