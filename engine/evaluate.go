@@ -61,7 +61,15 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 	if it != nil {
 		def = it.match(ctx, q)
 	}
+	if def != nil && e.opts.CombineQueries {
+		if v, ok := e.fromCombined(ctx, it, def, ts); ok {
+			return it.capture(def, v), nil
+		}
+	}
 	v, err := e.opts.Datasource.Query(ctx, q, ts)
+	if def != nil {
+		it.noteOwnQuery(def, err)
+	}
 	if err == nil {
 		e.answered.Store(true)
 		e.metrics.queries.WithLabelValues("success").Inc()
@@ -92,6 +100,9 @@ func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) 
 	promrules.DefaultEvalIterationFunc(withIteration(ctx, it), g, ts)
 	if ctx.Err() != nil {
 		return
+	}
+	if it.plan != nil {
+		it.plan.combined.settle(ctx, it.combined, e.logger)
 	}
 	e.realign(ctx, g, ts)
 	e.afterEval(ctx, g, it.plan, ts)

@@ -6,6 +6,7 @@ package engine_test
 // unit tests use synctest.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -415,4 +416,93 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// combinedIntegrationRules share one query per evaluation in paged.
+const combinedIntegrationRules = `groups:
+  - name: combined
+    interval: 1s
+    rules:
+      - alert: DepthHigh
+        expr: test_queue_depth > 5
+        labels:
+          severity: warning
+        annotations:
+          summary: '{{ $labels.__name__ }} of {{ $labels.server }} at {{ $value }}'
+      - alert: DepthSum
+        expr: sum by (server) (test_queue_depth) > 1
+        annotations:
+          summary: '{{ $labels.server }} sums to {{ $value }}'
+      - alert: DepthAbsent
+        expr: absent(test_queue_depth{server="zz"})
+      - alert: DepthShare
+        expr: test_queue_depth / on() group_left max(test_queue_depth) > 0.5
+        labels:
+          server: overridden
+          share: "yes"
+      - alert: DepthNever
+        expr: test_queue_depth > 1e9
+`
+
+// TestIntegrationCombinedQueries loads the same rules into Prometheus and
+// into the engine with combined queries: the same alerts fire, with the
+// same labels and annotations, and paged sends about one query per group
+// evaluation instead of one per rule.
+func TestIntegrationCombinedQueries(t *testing.T) {
+	t.Parallel()
+	x := newExporter(t)
+	file := writeFile(t, t.TempDir(), "combined.rules.yaml", combinedIntegrationRules)
+	x.set("a", 10)
+	x.set("b", 2)
+	x.set("c", 8)
+	p, _ := startPrometheus(t, x, file)
+	e := start(t, engine.Options{Datasource: remote(t, p), StoragePath: t.TempDir(), ExternalURL: externalURL, CombineQueries: true}, []string{file}, settings())
+	waitFor(t, 20*time.Second, "ready", func() bool { ok, _ := e.Ready(); return ok })
+
+	// DepthHigh: a, c; DepthSum: a, b, c; DepthAbsent. DepthShare
+	// matches a and c, which collide once its labels are set: an error.
+	var prom []promAlert
+	var ours []string
+	want := func() []string {
+		var out []string
+		for _, a := range prom {
+			out = append(out, labels.FromMap(a.Labels).String()+" "+labels.FromMap(a.Annotations).String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("paged:\n%s\nprometheus:\n%s", strings.Join(ours, "\n"), strings.Join(want(), "\n"))
+		}
+	}()
+	waitFor(t, 30*time.Second, "the same firing alerts on both sides", func() bool {
+		prom = promAlerts(t, p)
+		ours = nil
+		for _, g := range e.RuleGroups() {
+			for _, r := range g.Rules() {
+				for _, a := range e.ActiveAlerts(context.Background(), g, r.(*promrules.AlertingRule)) {
+					ours = append(ours, a.Labels.String()+" "+a.Annotations.String())
+				}
+			}
+		}
+		slices.Sort(ours)
+		return len(prom) >= 6 && slices.Equal(ours, want())
+	})
+	t.Logf("alerts: %q", ours)
+	for _, r := range e.RuleGroups()[0].Rules() {
+		if r.Name() == "DepthShare" && !strings.Contains(fmt.Sprint(r.LastError()), "same labelset after applying alert labels") {
+			t.Errorf("DepthShare: last error %v", r.LastError())
+		}
+	}
+
+	// One query per evaluation: the five rules share it.
+	it0 := metricValue(t, e.reg, "prometheus_rule_group_iterations_total", nil)
+	q0 := metricValue(t, e.reg, "paged_datasource_queries_total", map[string]string{"outcome": "success"})
+	time.Sleep(5 * time.Second)
+	it1 := metricValue(t, e.reg, "prometheus_rule_group_iterations_total", nil)
+	q1 := metricValue(t, e.reg, "paged_datasource_queries_total", map[string]string{"outcome": "success"})
+	if it1-it0 < 3 || q1-q0 > it1-it0+1 {
+		t.Errorf("%v queries in %v group evaluations of five rules; want one each", q1-q0, it1-it0)
+	}
 }

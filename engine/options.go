@@ -54,6 +54,11 @@ type Options struct {
 	// PagedDatasourceDown. Default "paged/PagedDatasourceDown" (relative:
 	// resolved like the packs' runbook URLs).
 	DatasourceDownRunbookURL string
+	// CombineQueries sends the queries of a group's alerting rules
+	// together where it can, up to ten to a query (combine.go): one HTTP
+	// round trip for ten rules instead of one per rule. For remote
+	// datasources.
+	CombineQueries bool
 	// ProbeInterval is how often the datasource is probed until it has
 	// answered once. Default 5s.
 	ProbeInterval time.Duration

@@ -57,6 +57,7 @@ type ruleDef struct {
 	keep        time.Duration // keep_firing_for
 	ext         map[string]string
 	samples     *sampleStore
+	member      int // position in the group's combined query; -1 if none
 }
 
 // sampleStore keeps, per alert (label set hash), the sample that last
@@ -89,7 +90,8 @@ type captured struct {
 // groupPlan lists the definitions of a group's rules by position: nil for
 // recording rules and for rules handed over unchanged.
 type groupPlan struct {
-	defs []*ruleDef
+	defs     []*ruleDef
+	combined *combined // nil when no two rules can share a query (combine.go)
 }
 
 // def returns the definition of the group's rule at position i, if paged
@@ -133,6 +135,7 @@ func split(files []string, parsed map[string]*rulefmt.RuleGroups, p parser.Parse
 		for gi, rg := range rgs.Groups {
 			key := promrules.GroupKey(file, rg.Name)
 			gp := &groupPlan{defs: make([]*ruleDef, len(rg.Rules))}
+			exprs := make([]parser.Expr, len(rg.Rules))
 			og := rg
 			og.Labels = nil
 			og.Rules = make([]rulefmt.Rule, len(rg.Rules))
@@ -163,11 +166,14 @@ func split(files []string, parsed map[string]*rulefmt.RuleGroups, p parser.Parse
 						keep:        time.Duration(r.KeepFiringFor),
 						ext:         extMap,
 						samples:     st,
+						member:      -1,
 					}
+					exprs[ri] = expr
 					or.Labels, or.Annotations = nil, nil
 				}
 				og.Rules[ri] = or
 			}
+			gp.combined = newCombined(key, gp.defs, exprs)
 			out.Groups[gi] = og
 			plan.groups[key] = gp
 		}
@@ -219,9 +225,10 @@ type iteration struct {
 	ts       time.Time
 	interval time.Duration
 
-	next    int      // position after the last rule matched
-	current *ruleDef // the rule whose query ran last
-	batch   []captured
+	next     int      // position after the last rule matched
+	current  *ruleDef // the rule whose query ran last
+	batch    []captured
+	combined map[int]*combinedAnswer // the group's combined queries sent, by chunk
 }
 
 type iterationKey struct{}

@@ -80,8 +80,17 @@ const trickyRules = `groups:
 // engine and with Prometheus's own rule groups (loaded by a rules Manager
 // and evaluated directly, as Prometheus would) over the same data, and
 // compares every rule's definition, health and error, and every alert's
-// labels, state, value and annotations.
+// labels, state, value and annotations, with one query per rule and with
+// the group's rules combined into one query (combine.go).
 func TestTakenOverRulesMatchPrometheus(t *testing.T) {
+	for _, combine := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CombineQueries=%v", combine), func(t *testing.T) {
+			takenOverRulesMatchPrometheus(t, combine)
+		})
+	}
+}
+
+func takenOverRulesMatchPrometheus(t *testing.T, combine bool) {
 	synctest.Test(t, func(t *testing.T) {
 		ds := enginetest.New(t)
 		defer ds.Close()
@@ -92,7 +101,7 @@ func TestTakenOverRulesMatchPrometheus(t *testing.T) {
 		file := writeFile(t, t.TempDir(), "tricky.rules.yaml", trickyRules)
 		const extURL = "http://paged.example:9095"
 		rec := &recorder{}
-		e := start(t, engine.Options{Datasource: ds, StoragePath: t.TempDir(), Notify: rec.notify, ExternalURL: extURL}, []string{file}, settings())
+		e := start(t, engine.Options{Datasource: ds, StoragePath: t.TempDir(), Notify: rec.notify, ExternalURL: extURL, CombineQueries: combine}, []string{file}, settings())
 		defer e.stop()
 
 		// Prometheus: the same file, groups evaluated every 10s.

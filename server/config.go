@@ -93,6 +93,9 @@ type PrometheusDatasource struct {
 	URL        *url.URL
 	Timeout    time.Duration
 	HTTPConfig promconfig.HTTPClientConfig
+	// CombineQueries sends the alerting rules of a group together, up to
+	// ten to a query (engine.Options.CombineQueries). Default true.
+	CombineQueries bool
 }
 
 // EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
@@ -211,6 +214,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					d.mapping(n, key,
 						field{"url", d.httpURL(&ds.Prometheus.URL)},
 						field{"timeout", d.duration(&ds.Prometheus.Timeout, false)},
+						field{"combine_queries", d.boolean(&ds.Prometheus.CombineQueries)},
 						field{"http_config", func(n *yaml.Node, key string) {
 							d.httpClientConfig(n, key, dir, &ds.Prometheus.HTTPConfig)
 						}},
@@ -308,8 +312,9 @@ func defaultConfig() *Config {
 			Type:              DatasourcePrometheus,
 			DownAfterFailures: DefaultDownAfterFailures,
 			Prometheus: PrometheusDatasource{
-				Timeout:    DefaultDatasourceTimeout,
-				HTTPConfig: promconfig.DefaultHTTPClientConfig,
+				Timeout:        DefaultDatasourceTimeout,
+				HTTPConfig:     promconfig.DefaultHTTPClientConfig,
+				CombineQueries: true,
 			},
 			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
 		},

@@ -223,6 +223,17 @@ func (d *decoder) duration(dst *time.Duration, allowZero bool) func(*yaml.Node, 
 	}
 }
 
+// boolean parses true or false (YAML 1.2: no yes/no/on/off).
+func (d *decoder) boolean(dst *bool) func(*yaml.Node, string) {
+	return func(n *yaml.Node, key string) {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			d.errorf(n, key, "expected true or false, got %s", kindName(n))
+			return
+		}
+		*dst = n.Value == "true"
+	}
+}
+
 func (d *decoder) positiveInt(dst *int) func(*yaml.Node, string) {
 	return func(n *yaml.Node, key string) {
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {

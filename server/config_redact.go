@@ -38,14 +38,10 @@ func (c *Config) Redacted() (string, error) {
 			ExternalLabels     map[string]string `yaml:"external_labels,omitempty"`
 		} `yaml:"global"`
 		Datasource struct {
-			Type              string `yaml:"type"`
-			DownAfterFailures int    `yaml:"down_after_failures"`
-			Prometheus        *struct {
-				URL        string                       `yaml:"url"`
-				Timeout    string                       `yaml:"timeout"`
-				HTTPConfig *promconfig.HTTPClientConfig `yaml:"http_config"`
-			} `yaml:"prometheus,omitempty"`
-			Embedded *struct {
+			Type              string          `yaml:"type"`
+			DownAfterFailures int             `yaml:"down_after_failures"`
+			Prometheus        *prometheusView `yaml:"prometheus,omitempty"`
+			Embedded          *struct {
 				ScrapeInterval string         `yaml:"scrape_interval"`
 				Retention      string         `yaml:"retention"`
 				ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
@@ -74,11 +70,7 @@ func (c *Config) Redacted() (string, error) {
 	switch c.Datasource.Type {
 	case DatasourcePrometheus:
 		hc := c.Datasource.Prometheus.HTTPConfig
-		ds.Prometheus = &struct {
-			URL        string                       `yaml:"url"`
-			Timeout    string                       `yaml:"timeout"`
-			HTTPConfig *promconfig.HTTPClientConfig `yaml:"http_config"`
-		}{redactURL(c.Datasource.Prometheus.URL), promDuration(c.Datasource.Prometheus.Timeout), &hc}
+		ds.Prometheus = &prometheusView{redactURL(c.Datasource.Prometheus.URL), promDuration(c.Datasource.Prometheus.Timeout), c.Datasource.Prometheus.CombineQueries, &hc}
 	case DatasourceEmbedded:
 		e := c.Datasource.Embedded
 		ds.Embedded = &struct {
@@ -214,4 +206,12 @@ func redactNode(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return &c
+}
+
+// prometheusView is datasource.prometheus as check-config prints it.
+type prometheusView struct {
+	URL            string                       `yaml:"url"`
+	Timeout        string                       `yaml:"timeout"`
+	CombineQueries bool                         `yaml:"combine_queries"`
+	HTTPConfig     *promconfig.HTTPClientConfig `yaml:"http_config"`
 }

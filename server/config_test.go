@@ -80,7 +80,7 @@ func TestLoadConfigGood(t *testing.T) {
 		t.Errorf("external_labels = %s", got)
 	}
 	ds := cfg.Datasource
-	if ds.Type != DatasourcePrometheus || ds.DownAfterFailures != 5 || ds.Prometheus.Timeout != 5*time.Second {
+	if ds.Type != DatasourcePrometheus || ds.DownAfterFailures != 5 || ds.Prometheus.Timeout != 5*time.Second || ds.Prometheus.CombineQueries {
 		t.Errorf("datasource = %+v", ds)
 	}
 	if ds.Prometheus.URL.String() != "http://127.0.0.1:9090" {
@@ -119,7 +119,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if cfg.Global.ExternalURL.String() != "http://"+DefaultListenAddress {
 		t.Errorf("external_url default = %v", cfg.Global.ExternalURL)
 	}
-	if cfg.Datasource.Prometheus.Timeout != DefaultDatasourceTimeout || cfg.Datasource.DownAfterFailures != DefaultDownAfterFailures {
+	if cfg.Datasource.Prometheus.Timeout != DefaultDatasourceTimeout || cfg.Datasource.DownAfterFailures != DefaultDownAfterFailures || !cfg.Datasource.Prometheus.CombineQueries {
 		t.Errorf("datasource defaults = %+v", cfg.Datasource)
 	}
 	if cfg.Storage.Path != filepath.Join("testdata", "data") {

@@ -62,6 +62,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		opts.Datasource = remote
 		opts.DatasourceName = remote.String()
+		opts.CombineQueries = p.CombineQueries
 	}
 	eng, err := engine.New(opts)
 	if err != nil {
