@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,6 +32,28 @@ func phase(tb testing.TB) time.Duration {
 		return d
 	}
 	return 30 * time.Second
+}
+
+// cpuProfile writes a CPU profile of the paged phase to the file named by
+// PAGED_BENCH_CPUPROFILE, if set; the returned func stops it.
+func cpuProfile(tb testing.TB) func() {
+	name := os.Getenv("PAGED_BENCH_CPUPROFILE")
+	if name == "" {
+		return func() {}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
 
 // selfCPU is this process's user+system CPU time.
@@ -124,7 +147,7 @@ func BenchmarkVLLMPack(b *testing.B) {
 //
 // CPU per evaluation cycle (every rule once) is reported. On a loaded
 // machine a cycle can outlast a phase, so cycles are counted in rule
-// evaluations (one query each), not in group iterations.
+// evaluations, not in group iterations.
 func compare(b *testing.B, ruleFile string, groups, nRules int, ph time.Duration) {
 	x := newVLLMFleet(b, 100)
 	p := testbin.StartPrometheus(b, promConfig(x, ""))
@@ -143,7 +166,10 @@ func compare(b *testing.B, ruleFile string, groups, nRules int, ph time.Duration
 		b.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	e, err := engine.New(engine.Options{Datasource: ds, StoragePath: b.TempDir(), Registerer: reg, EvaluationInterval: 5 * time.Second})
+	// paged's default: a group's alerting rules share one query
+	// (PAGED_BENCH_SEPARATE=1: one query per rule).
+	combine := os.Getenv("PAGED_BENCH_SEPARATE") == ""
+	e, err := engine.New(engine.Options{Datasource: ds, StoragePath: b.TempDir(), Registerer: reg, EvaluationInterval: 5 * time.Second, CombineQueries: combine})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,12 +182,16 @@ func compare(b *testing.B, ruleFile string, groups, nRules int, ph time.Duration
 	time.Sleep(12 * time.Second) // warm up: first cycles, restore
 	b.ResetTimer()
 	it0 := gatherSum(b, reg, "prometheus_rule_group_iterations_total")
-	q0 := gatherSum(b, reg, "paged_datasource_queries_total")
+	q0 := gatherSum(b, reg, "prometheus_rule_evaluations_total")
+	r0 := gatherSum(b, reg, "paged_datasource_queries_total")
+	stopProfile := cpuProfile(b)
 	s0, p0, t0 = selfCPU(), scrapeSum(b, p.URL, "process_cpu_seconds_total"), time.Now()
 	time.Sleep(ph)
 	s1, p1, t1 = selfCPU(), scrapeSum(b, p.URL, "process_cpu_seconds_total"), time.Now()
+	stopProfile()
 	it1 := gatherSum(b, reg, "prometheus_rule_group_iterations_total")
-	q1 := gatherSum(b, reg, "paged_datasource_queries_total")
+	q1 := gatherSum(b, reg, "prometheus_rule_evaluations_total")
+	r1 := gatherSum(b, reg, "paged_datasource_queries_total")
 	b.StopTimer()
 	wallPerGroup := gatherSum(b, reg, "prometheus_rule_group_last_duration_seconds") / float64(groups)
 	var firing int
@@ -179,7 +209,7 @@ func compare(b *testing.B, ruleFile string, groups, nRules int, ph time.Duration
 	dur := t1.Sub(t0).Seconds()
 	cycles := (q1 - q0) / float64(nRules)
 	if q1-q0 < float64(nRules)/4 {
-		b.Fatalf("no complete evaluation cycle in %v: iterations %v->%v, queries %v->%v, last group durations %vs", ph, it0, it1, q0, q1, wallPerGroup*float64(groups))
+		b.Fatalf("no complete evaluation cycle in %v: iterations %v->%v, rule evaluations %v->%v, last group durations %vs", ph, it0, it1, q0, q1, wallPerGroup*float64(groups))
 	}
 	pagedCPU := ((s1 - s0) - baseSelf*dur) / cycles
 	queryCPU := ((p1 - p0) - baseProm*dur) / cycles
@@ -209,7 +239,7 @@ func compare(b *testing.B, ruleFile string, groups, nRules int, ph time.Duration
 	b.ReportMetric(queryCPU*1000, "prom-query-cpu-ms/cycle")
 	b.ReportMetric(100*pagedCPU/queryCPU, "paged/query-%")
 	b.ReportMetric(promOwn*1000, "prom-own-eval-cpu-ms/cycle")
-	b.Logf("rules=%d groups=%d servers=100 phase=%v paged cycles=%.2f (group iterations %.0f) prometheus cycles=%.2f firing=%d", nRules, groups, ph, cycles, it1-it0, promCycles, firing)
+	b.Logf("rules=%d groups=%d servers=100 phase=%v combined queries=%v paged cycles=%.2f (group iterations %.0f, queries sent %.0f) prometheus cycles=%.2f firing=%d", nRules, groups, ph, combine, cycles, it1-it0, r1-r0, promCycles, firing)
 	b.Logf("baseline CPU: this process %.3f s/s (exporter), prometheus %.3f s/s (scraping)", baseSelf, baseProm)
 	b.Logf("paged engine CPU per cycle:              %7.1f ms", pagedCPU*1000)
 	b.Logf("prometheus CPU answering paged per cycle: %7.1f ms", queryCPU*1000)
