@@ -134,6 +134,7 @@ func (c *combined) rebuild() {
 	}
 }
 
+// orTree joins the parts with `or`, halves first.
 func orTree(p []string) string {
 	if len(p) == 1 {
 		return p[0]
