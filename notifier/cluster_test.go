@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/notifier/notifiertest"
@@ -99,39 +98,11 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // metricValue sums the samples of a counter or gauge over all its label
 // sets whose labels include the given name/value pairs.
 func metricValue(reg *prometheus.Registry, name string, labelPairs ...string) float64 {
-	mfs, err := reg.Gather()
+	v, err := testbin.GatherSum(reg, name, labelPairs...)
 	if err != nil {
 		return -1
 	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if !hasLabels(m, labelPairs) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
-}
-
-func hasLabels(m *dto.Metric, pairs []string) bool {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
-			return l.GetName() == pairs[i] && l.GetValue() == pairs[i+1]
-		}) {
-			return false
-		}
-	}
-	return true
+	return v
 }
 
 func webhookConf(sink *notifiertest.Sink) string {

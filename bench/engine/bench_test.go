@@ -75,25 +75,11 @@ func scrapeSum(tb testing.TB, url, name string) float64 {
 
 func gatherSum(tb testing.TB, reg *prometheus.Registry, name string) float64 {
 	tb.Helper()
-	mfs, err := reg.Gather()
+	v, err := testbin.GatherSum(reg, name)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
+	return v
 }
 
 func promConfig(f *vllmFleet, ruleFile string) string {

@@ -17,11 +17,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Debian package that provides each binary, for the install hint.
@@ -274,4 +278,42 @@ func MetricSum(baseURL, name string) (float64, error) {
 		}
 	}
 	return sum, sc.Err()
+}
+
+// GatherSum sums the samples of the named counter or gauge in g, over the
+// label sets that have every given name/value pair (none: all of them).
+func GatherSum(g prometheus.Gatherer, name string, labelPairs ...string) (float64, error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if !hasLabels(m, labelPairs) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				sum += m.Counter.GetValue()
+			case m.Gauge != nil:
+				sum += m.Gauge.GetValue()
+			}
+		}
+	}
+	return sum, nil
+}
+
+func hasLabels(m *dto.Metric, pairs []string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+			return l.GetName() == pairs[i] && l.GetValue() == pairs[i+1]
+		}) {
+			return false
+		}
+	}
+	return true
 }
