@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,7 +158,6 @@ func (c *combined) chunkFor(m int) (k int, ch chunk, ok bool) {
 
 // combinedAnswer is a combined query's outcome in one iteration.
 type combinedAnswer struct {
-	ts    time.Time
 	in    []bool          // members the query answers
 	parts []promql.Vector // by member, when the query succeeded
 	err   error           // why its rules are queried one by one
@@ -168,8 +168,9 @@ type combinedAnswer struct {
 }
 
 // fromCombined returns the answer of def's query from its combined query,
-// sending that at the first of its members' queries in the iteration. ok
-// is false when def's query must be sent on its own.
+// sending that at the first of its members' queries in the iteration (a
+// group evaluates all its rules at the same time, ts). ok is false when
+// def's query must be sent on its own.
 func (e *Engine) fromCombined(ctx context.Context, it *iteration, def *ruleDef, ts time.Time) (v promql.Vector, ok bool) {
 	c := it.plan.combined
 	if c == nil || def.member < 0 {
@@ -181,7 +182,7 @@ func (e *Engine) fromCombined(ctx context.Context, it *iteration, def *ruleDef, 
 	}
 	a := it.combined[k]
 	if a == nil {
-		a = &combinedAnswer{ts: ts, in: ch.in}
+		a = &combinedAnswer{in: ch.in}
 		if it.combined == nil {
 			it.combined = map[int]*combinedAnswer{}
 		}
@@ -200,7 +201,7 @@ func (e *Engine) fromCombined(ctx context.Context, it *iteration, def *ruleDef, 
 		e.metrics.queries.WithLabelValues("success").Inc()
 		e.answered.Store(true)
 	}
-	if a.parts == nil || !a.ts.Equal(ts) || !a.in[def.member] {
+	if a.parts == nil || !a.in[def.member] {
 		return nil, false
 	}
 	return a.parts[def.member], true
@@ -252,9 +253,7 @@ func (it *iteration) noteOwnQuery(def *ruleDef, err error) {
 // members whose own query failed after their combined query failed leave
 // the combination; if every member of a failed combined query answered
 // on its own, the combination is at fault.
-func (c *combined) settle(ctx context.Context, answers map[int]*combinedAnswer, logger interface {
-	Warn(msg string, args ...any)
-}) {
+func (c *combined) settle(ctx context.Context, answers map[int]*combinedAnswer, logger *slog.Logger) {
 	if c == nil || len(answers) == 0 || ctx.Err() != nil {
 		return
 	}
