@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
-	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/pagedhq/paged/internal/durable"
 )
 
 // Engine evaluates rule groups against a Datasource and hands alerts to
@@ -24,12 +25,12 @@ import (
 type Engine struct {
 	opts    Options
 	logger  *slog.Logger
-	db      *tsdb.DB
+	state   *stateStore
 	mgr     *promrules.Manager
 	loader  *loader
-	sent    *sentLog
 	metrics *metrics
 	x       *expander
+	builtin *builtinAlerts
 
 	ctx    context.Context // the rules manager's; canceled when Run ends
 	cancel context.CancelFunc
@@ -49,6 +50,7 @@ type Engine struct {
 	rules     map[promrules.Rule]*ruleState
 	groups    map[*promrules.Group]*groupState
 	pending   map[string]*groupPlan // by group key, while the manager swaps groups
+	toPrime   map[string]primeKind  // groups to restore from the store before they evaluate
 	health    dsHealth
 }
 
@@ -73,31 +75,32 @@ func New(opts Options) (*Engine, error) {
 	if opts.ExternalURL != "" {
 		extURL, _ = url.Parse(opts.ExternalURL)
 	}
-	if err := os.MkdirAll(opts.StoragePath, 0o750); err != nil {
-		return nil, fmt.Errorf("engine: storage path: %w", err)
+	if err := durable.CheckWritable(opts.StoragePath); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	db, err := openState(filepath.Join(opts.StoragePath, "alerts"), opts.Logger, opts.OutageTolerance)
+	state, err := openStateStore(opts.StoragePath, opts.Reporter, opts.Logger.With("component", "state"))
 	if err != nil {
-		return nil, err
-	}
-	sent, err := openSentLog(filepath.Join(opts.StoragePath, "sent.json"))
-	if err != nil {
-		// A damaged sent log costs at most a duplicate notification: warn
-		// and start with an empty one rather than refuse to start.
-		opts.Logger.Warn("sent log unreadable, starting empty", "err", err)
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
-		opts:   opts,
-		logger: opts.Logger,
-		db:     db,
-		sent:   sent,
-		ctx:    ctx,
-		cancel: cancel,
-		rules:  map[promrules.Rule]*ruleState{},
-		groups: map[*promrules.Group]*groupState{},
-		health: dsHealth{failures: map[string]int{}},
+		opts:    opts,
+		logger:  opts.Logger,
+		state:   state,
+		ctx:     ctx,
+		cancel:  cancel,
+		rules:   map[promrules.Rule]*ruleState{},
+		groups:  map[*promrules.Group]*groupState{},
+		toPrime: map[string]primeKind{},
+		health:  dsHealth{failures: map[string]int{}},
+	}
+	if h := state.savedHealth(); h.down {
+		e.health.down, e.health.downSince, e.health.lastSent = true, h.downSince, h.lastSent
+	}
+	appendable := opts.Appendable
+	if appendable == nil {
+		appendable = discard{}
 	}
 	p := parser.NewParser(parser.Options{})
 	e.loader = newLoader(p)
@@ -113,12 +116,11 @@ func New(opts Options) (*Engine, error) {
 		QueryFunc:              e.query,
 		NotifyFunc:             e.notifyFromRules,
 		Context:                ctx,
-		AppendableV2:           stateAppendable{db},
-		Queryable:              db,
+		AppendableV2:           appendable,
+		Queryable:              noRestore,
 		Logger:                 opts.Logger.With("component", "rules"),
 		Registerer:             opts.Registerer,
 		OutageTolerance:        opts.OutageTolerance,
-		ForGracePeriod:         opts.ForGracePeriod,
 		ResendDelay:            opts.ResendDelay,
 		GroupLoader:            e.loader,
 		DefaultRuleQueryOffset: func() time.Duration { return opts.DefaultQueryOffset },
@@ -127,6 +129,7 @@ func New(opts Options) (*Engine, error) {
 		// rules of a group are evaluated one after another, which
 		// ruledef.go relies on to tell which rule a query belongs to.
 	})
+	e.builtin = newBuiltinAlerts(e)
 	return e, nil
 }
 
@@ -136,9 +139,16 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
+	// Replay what was missed while paged was down, then tell the
+	// receivers (which lost what they held if they restarted too) about
+	// the restored firing alerts, before the groups evaluate.
+	now := time.Now()
+	e.catchUpAll(ctx, now)
+	e.announceRestored(ctx, now)
 	var wg sync.WaitGroup
 	wg.Go(e.mgr.Run)
 	wg.Go(func() { e.probe(ctx) })
+	wg.Go(func() { e.builtin.run(ctx) })
 	<-ctx.Done()
 	e.cancel() // abort queries in flight
 	e.mgr.Stop()
@@ -164,14 +174,9 @@ func (e *Engine) Close() error {
 
 func (e *Engine) closeStorage() error {
 	e.closed.Do(func() {
-		var errs []error
-		if err := e.sent.flush(); err != nil {
-			errs = append(errs, fmt.Errorf("engine: save sent log: %w", err))
+		if err := e.state.close(); err != nil {
+			e.closeErr = fmt.Errorf("engine: close alert state: %w", err)
 		}
-		if err := e.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("engine: close state storage: %w", err))
-		}
-		e.closeErr = errors.Join(errs...)
 	})
 	return e.closeErr
 }
@@ -202,17 +207,31 @@ func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
 		return fmt.Errorf("previous rules kept: %w", err)
 	}
 	e.loader.serveFrom(plan.manager)
+	running := map[string]bool{}
+	for _, g := range e.mgr.RuleGroups() {
+		running[promrules.GroupKey(g.File(), g.Name())] = true
+	}
 	// New groups start evaluating before Update returns: until they are
 	// registered below they find their plan by group key. The groups read
-	// the external labels as soon as they run.
+	// the external labels as soon as they run. A group new to this run
+	// restores the state the store has for it.
 	e.mu.Lock()
 	oldExt := e.extLabels
 	e.extLabels = ext
 	e.pending = plan.groups
+	for key := range plan.groups {
+		switch {
+		case running[key]:
+			e.toPrime[key] = primeReload // used if Update replaces the group
+		case e.state.loaded(key) != nil:
+			e.toPrime[key] = primeFromDisk
+		}
+	}
 	e.mu.Unlock()
 	if err := e.mgr.Update(interval, files, ext, e.opts.ExternalURL, e.iterate); err != nil {
 		e.mu.Lock()
 		e.extLabels, e.pending = oldExt, nil
+		clear(e.toPrime)
 		e.mu.Unlock()
 		return fmt.Errorf("previous rules kept: %w", err)
 	}
@@ -221,20 +240,50 @@ func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
 	// Kept groups (equal for the manager) take the new plan too: their
 	// labels or annotations may have changed.
 	for _, g := range e.mgr.RuleGroups() {
-		gs := e.groups[g]
-		if gs == nil {
-			gs = &groupState{}
-			e.groups[g] = gs
-		}
-		gs.plan = plan.groups[promrules.GroupKey(g.File(), g.Name())]
+		e.groupStateLocked(g).plan = plan.groups[promrules.GroupKey(g.File(), g.Name())]
 	}
 	e.pending = nil
-	e.loaded = true
 	e.pruneLocked()
+	e.mu.Unlock()
+	keep := map[string]bool{}
+	for _, g := range e.mgr.RuleGroups() {
+		e.primeGroup(e.ctx, g)
+		keep[promrules.GroupKey(g.File(), g.Name())] = true
+	}
+	e.mu.Lock()
+	clear(e.toPrime) // groups kept as they were
+	e.mu.Unlock()
+	e.state.dropGroups(keep)
+	e.mu.Lock()
+	e.loaded = true
 	e.mu.Unlock()
 	e.logger.Info("rules applied", "files", len(files), "groups", len(e.mgr.RuleGroups()))
 	return nil
 }
+
+// groupStateLocked returns paged's state of g, creating it.
+func (e *Engine) groupStateLocked(g *promrules.Group) *groupState {
+	gs := e.groups[g]
+	if gs == nil {
+		gs = &groupState{}
+		e.groups[g] = gs
+	}
+	return gs
+}
+
+// discard is the rules manager's storage with a remote datasource:
+// recorded series and the ALERTS series would be read by nothing.
+type discard struct{}
+
+func (discard) AppenderV2(context.Context) storage.AppenderV2 { return discardAppender{} }
+
+type discardAppender struct{}
+
+func (discardAppender) Append(ref storage.SeriesRef, _ labels.Labels, _, _ int64, _ float64, _ *histogram.Histogram, _ *histogram.FloatHistogram, _ storage.AOptions) (storage.SeriesRef, error) {
+	return ref, nil
+}
+func (discardAppender) Commit() error   { return nil }
+func (discardAppender) Rollback() error { return nil }
 
 // pruneLocked forgets the state of rules and groups that are gone.
 func (e *Engine) pruneLocked() {

@@ -205,8 +205,9 @@ func TestDatasourceDown(t *testing.T) {
 }
 
 // TestRestartKeepsActiveAt: a restart in the middle of 'for' keeps the
-// alert's activeAt (Prometheus alone would move it by the downtime), and
-// the alert fires at activeAt + for.
+// alert's activeAt (Prometheus alone would move it by the downtime, and
+// would show it only after its second evaluation), and the alert fires at
+// activeAt + for.
 func TestRestartKeepsActiveAt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ds := enginetest.New(t)
@@ -217,8 +218,7 @@ func TestRestartKeepsActiveAt(t *testing.T) {
 		opts := engine.Options{Datasource: ds, StoragePath: store}
 
 		e1 := start(t, opts, []string{file}, settings())
-		// Prometheus writes ALERTS_FOR_STATE from the third evaluation on.
-		time.Sleep(45 * time.Second)
+		time.Sleep(25 * time.Second)
 		synctest.Wait()
 		act := activeAlerts(e1.Engine, "QueueBacklog")
 		if len(act) != 1 || act[0].State != promrules.StatePending {
@@ -228,25 +228,32 @@ func TestRestartKeepsActiveAt(t *testing.T) {
 		e1.stop()
 
 		time.Sleep(10 * time.Second) // paged is down
+		ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
 		rec := &recorder{}
 		opts.Notify = rec.notify
 		e2 := start(t, opts, []string{file}, settings())
 		defer e2.stop()
-		// Prometheus restores after two evaluations; paged re-aligns after
-		// the third; the fourth fires.
-		time.Sleep(45 * time.Second)
-		synctest.Wait()
+		// Before any evaluation of the new run: pending, same activeAt.
 		act = activeAlerts(e2.Engine, "QueueBacklog")
-		if len(act) != 1 {
-			t.Fatalf("want one alert after restart, got %+v", act)
+		if len(act) != 1 || act[0].State != promrules.StatePending || !act[0].ActiveAt.Equal(activeAt) {
+			t.Fatalf("right after the restart: %+v, want pending since %v", act, activeAt)
 		}
-		if want := activeAt.Truncate(time.Second); !act[0].ActiveAt.Equal(want) {
-			t.Fatalf("activeAt after restart = %v, want %v (before restart %v)", act[0].ActiveAt, want, activeAt)
+		for range 6 {
+			time.Sleep(10 * time.Second)
+			ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
+			synctest.Wait()
+			act = activeAlerts(e2.Engine, "QueueBacklog")
+			if len(act) != 1 || !act[0].ActiveAt.Equal(activeAt) {
+				t.Fatalf("activeAt after restart = %+v, want %v", act, activeAt)
+			}
+			// for is 1m, the group evaluates every 10s.
+			since := time.Since(activeAt)
+			if st := act[0].State; (st == promrules.StateFiring && since < time.Minute) || (st == promrules.StatePending && since >= time.Minute+10*time.Second) {
+				t.Fatalf("%v after activeAt: state %v", since, st)
+			}
 		}
-		// 45s+10s+45s = 100s after activeAt: for=1m has passed, though
-		// not 1m since the restart.
 		if act[0].State != promrules.StateFiring {
-			t.Errorf("want firing at activeAt+for, got %v", act[0].State)
+			t.Errorf("not firing %v after activeAt", time.Since(activeAt))
 		}
 		if got := named(rec.take(), "QueueBacklog"); len(got) != 1 || got[0].Stale {
 			t.Errorf("want one firing notification, got %+v", got)
@@ -254,9 +261,10 @@ func TestRestartKeepsActiveAt(t *testing.T) {
 	})
 }
 
-// TestRestartDoesNotRenotify: an alert sent just before a restart is not
-// sent again by the restarted engine until the resend delay, and it keeps
-// its StartsAt.
+// TestRestartDoesNotRenotify: an alert sent just before a restart is
+// firing at once after it, with its firing time; the restarted engine
+// sends it once at start (a receiver that restarted too holds nothing),
+// with its original StartsAt, and then not again until the resend delay.
 func TestRestartDoesNotRenotify(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ds := enginetest.New(t)
@@ -274,22 +282,30 @@ func TestRestartDoesNotRenotify(t *testing.T) {
 		if len(first) != 1 {
 			t.Fatalf("want the alert to fire once before restart, got %d", len(first))
 		}
+		before := activeAlerts(e1.Engine, "QueueBacklog")
 		e1.stop()
 
 		time.Sleep(5 * time.Second)
 		ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
 		e2 := start(t, opts, []string{file}, settings())
 		defer e2.stop()
+		act := activeAlerts(e2.Engine, "QueueBacklog")
+		if len(act) != 1 || act[0].State != promrules.StateFiring || !act[0].ActiveAt.Equal(before[0].ActiveAt) || !act[0].FiredAt.Equal(before[0].FiredAt) {
+			t.Fatalf("right after the restart: %+v, want firing as before: %+v", act, before)
+		}
+		synctest.Wait()
+		sent := named(rec.take(), "QueueBacklog")
+		if len(sent) != 1 || !sent[0].StartsAt.Equal(first[0].StartsAt) || sent[0].Resolved(time.Now()) {
+			t.Fatalf("at start: sent %+v, want the restored alert once with StartsAt %v", sent, first[0].StartsAt)
+		}
 		time.Sleep(60 * time.Second)
+		ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
 		synctest.Wait()
 		if got := named(rec.take(), "QueueBacklog"); len(got) != 0 {
-			t.Fatalf("restart re-sent the firing alert %d times within the resend delay", len(got))
+			t.Fatalf("restart re-sent the firing alert %d more times within the resend delay", len(got))
 		}
 		if act := activeAlerts(e2.Engine, "QueueBacklog"); len(act) != 1 || act[0].State != promrules.StateFiring {
 			t.Fatalf("the restarted engine should hold the alert firing: %+v", act)
-		}
-		if v := metricValue(t, e2.reg, "paged_restart_resends_suppressed_total", nil); v != 1 {
-			t.Errorf("suppressed = %v, want 1", v)
 		}
 		ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
 		time.Sleep(100 * time.Second)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -22,8 +23,9 @@ type ruleState struct {
 
 // groupState is what paged tracks per group.
 type groupState struct {
-	aligned bool       // activeAt re-aligned after Prometheus's restore
-	plan    *groupPlan // the definitions of the rules paged took over
+	plan        *groupPlan // the definitions of the rules paged took over
+	prime       sync.Once  // restores the stored state (restore.go)
+	catchUpFrom time.Time  // the stored state's last evaluation, until the first one of this run
 }
 
 // RuleStatus is paged's view of one rule's datasource health.
@@ -93,19 +95,39 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 	return nil, de
 }
 
-// iterate is the groups' evaluation function: Prometheus's own, then
-// paged's re-alignment of restored alerts and its stale handling.
+// iterate is the groups' evaluation function: restore (the first time),
+// Prometheus's own evaluation, paged's stale handling; then the changed
+// state is written, and only then do the notifications go out.
 func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) {
+	e.primeGroup(ctx, g)
+	if err := e.catchUp(ctx, g, ts); err != nil {
+		e.logger.Warn("replaying missed evaluations stopped; restored state kept", "group", g.Name(), "err", err)
+	}
 	it := &iteration{plan: e.planFor(g), ts: ts, interval: g.Interval()}
-	promrules.DefaultEvalIterationFunc(withIteration(ctx, it), g, ts)
-	if ctx.Err() != nil {
-		return
+	ictx := withIteration(ctx, it)
+	promrules.DefaultEvalIterationFunc(ictx, g, ts)
+	if ctx.Err() == nil {
+		if it.plan != nil {
+			it.plan.combined.settle(ctx, it.combined, e.logger)
+		}
+		e.afterEval(ictx, g, it.plan, ts)
 	}
-	if it.plan != nil {
-		it.plan.combined.settle(ctx, it.combined, e.logger)
+	e.persist(g, it.plan, ts)
+	if ctx.Err() == nil && len(it.outbox) > 0 {
+		e.opts.Notify(ctx, it.outbox)
 	}
-	e.realign(ctx, g, ts)
-	e.afterEval(ctx, g, it.plan, ts)
+}
+
+// persist writes what the evaluation at ts changed in g's alerts and
+// waits until it is on disk. A write failure is reported by the store
+// (and retried); paging goes on from memory.
+func (e *Engine) persist(g *promrules.Group, plan *groupPlan, ts time.Time) {
+	seq, changed := e.state.commit(promrules.GroupKey(g.File(), g.Name()), ts, alertSources(g, plan))
+	if changed {
+		if err := e.state.log.Wait(seq); err != nil {
+			e.logger.Debug("alert state not written", "group", g.Name(), "err", err)
+		}
+	}
 }
 
 // afterEval keeps the alerts of rules whose query failed: Prometheus's
@@ -152,7 +174,11 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 		}
 	}
 	down = e.updateHealthLocked(promrules.GroupKey(g.File(), g.Name()), answered, unanswered, ts, g.Interval(), ext)
+	health := healthRecord{down: e.health.down, downSince: e.health.downSince, lastSent: e.health.lastSent}
 	e.mu.Unlock()
+	if err := e.state.setHealth(health); err != nil {
+		e.logger.Debug("datasource health not written", "err", err)
+	}
 
 	if len(stale) > 0 {
 		out := make([]*rules.Alert, len(stale))
@@ -165,14 +191,10 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 			out[i] = s.out
 		}
 		e.metrics.staleSent.Add(float64(len(out)))
-		e.deliver(ctx, out, ts)
+		e.deliver(ctx, out)
 	}
 	if len(down) > 0 {
-		e.deliver(ctx, down, ts)
-	}
-	e.sent.prune(ts)
-	if err := e.sent.flushDue(ts); err != nil {
-		e.logger.Warn("saving sent log failed", "err", err)
+		e.deliver(ctx, down)
 	}
 }
 
@@ -192,11 +214,6 @@ func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, def *ruleDef, rs 
 	var out []staleAlert
 	delta := max(interval, e.opts.ResendDelay)
 	expr := ar.Query().String()
-	seen := map[uint64]bool{}
-	ruleLabels := ar.Labels()
-	if def != nil {
-		ruleLabels = def.labels
-	}
 	ar.ForEachActiveAlert(func(a *promrules.Alert) {
 		if a.State != promrules.StateFiring || !a.ResolvedAt.IsZero() {
 			return
@@ -207,7 +224,6 @@ func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, def *ruleDef, rs 
 		}
 		n := e.toAlert(a, expr, ext, true, ann)
 		h := n.Labels.Hash()
-		seen[h] = true
 		if last, ok := rs.staleSent[h]; ok && !last.Add(e.opts.ResendDelay).Before(ts) {
 			return
 		}
@@ -223,21 +239,5 @@ func (e *Engine) staleAlertsLocked(ar *promrules.AlertingRule, def *ruleDef, rs 
 		}
 		out = append(out, sa)
 	})
-	// After a restart the rule has no alerts in memory until its query
-	// succeeds; the alerts the previous run sent are re-sent from the
-	// sent log so that they do not expire at the receiver.
-	for _, a := range e.sent.previous(ar.Name(), ruleLabels, ts) {
-		h := a.Labels.Hash()
-		if seen[h] {
-			continue
-		}
-		if last, ok := rs.staleSent[h]; ok && !last.Add(e.opts.ResendDelay).Before(ts) {
-			continue
-		}
-		rs.staleSent[h] = ts
-		a.EndsAt = ts.Add(4 * delta)
-		a.Stale = true
-		out = append(out, staleAlert{out: a})
-	}
 	return out
 }

@@ -57,16 +57,18 @@ func (e *Engine) DatasourceStatus() DatasourceStatus {
 }
 
 // BuiltinAlerts returns the built-in alerts that are firing
-// (PagedDatasourceDown), for the alerts API.
+// (PagedDatasourceDown, PagedStateCorrupted, PagedStateWriteFailing), for
+// the alerts API.
 func (e *Engine) BuiltinAlerts() []*rules.Alert {
+	out := e.builtin.list()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.health.down {
-		return nil
+		return out
 	}
 	a := e.downAlertLocked(e.health.lastSent, e.extLabels)
 	a.EndsAt = time.Time{}
-	return []*rules.Alert{a}
+	return append([]*rules.Alert{a}, out...)
 }
 
 func (h *dsHealth) maxFailures() int {

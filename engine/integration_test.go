@@ -224,27 +224,19 @@ func TestIntegrationRestartKeepsActiveAt(t *testing.T) {
 		}
 		return len(act) == 1
 	})
-	// ALERTS_FOR_STATE is written from the evaluation after Prometheus's
-	// restore (which follows the second evaluation) on: wait for two.
+	// The evaluation that made it pending wrote it before the next began.
 	ar := ruleNamed(t, e1.Engine, "QueueBacklog").(*promrules.AlertingRule)
-	var restoredAt time.Time
-	waitFor(t, 20*time.Second, "restore", func() bool {
-		restoredAt = ar.GetEvaluationTimestamp()
-		return ar.Restored()
-	})
-	waitFor(t, 20*time.Second, "state written", func() bool {
-		return ar.GetEvaluationTimestamp().Sub(restoredAt) >= 1500*time.Millisecond
-	})
+	waitFor(t, 20*time.Second, "the next evaluation", func() bool { return ar.GetEvaluationTimestamp().After(activeAt) })
 	e1.stop()
 	time.Sleep(2 * time.Second) // paged is down; Prometheus keeps scraping
 	restartedAt := time.Now()
 
 	e2 := start(t, opts, []string{file}, settings())
-	want := activeAt.Truncate(time.Second)
-	waitFor(t, 20*time.Second, "activeAt restored", func() bool {
-		act := activeAlerts(e2.Engine, "QueueBacklog")
-		return len(act) == 1 && act[0].ActiveAt.Equal(want)
-	})
+	want := activeAt
+	// At once, before the first evaluation of the new run.
+	if act := activeAlerts(e2.Engine, "QueueBacklog"); len(act) != 1 || !act[0].ActiveAt.Equal(want) || act[0].State != promrules.StatePending {
+		t.Fatalf("right after the restart: %+v, want pending since %v", act, want)
+	}
 	waitFor(t, 30*time.Second, "firing", func() bool { return hasState(e2.Engine, promrules.StateFiring) })
 	act := activeAlerts(e2.Engine, "QueueBacklog")
 	if !act[0].ActiveAt.Equal(want) {

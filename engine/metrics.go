@@ -10,7 +10,6 @@ type metrics struct {
 	queries      *prometheus.CounterVec
 	datasourceUp prometheus.Gauge
 	staleSent    prometheus.Counter
-	suppressed   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, e *Engine) *metrics {
@@ -27,17 +26,13 @@ func newMetrics(reg prometheus.Registerer, e *Engine) *metrics {
 			Name: "paged_stale_alert_sends_total",
 			Help: "Alerts re-sent with the stale flag because their rule's query failed.",
 		}),
-		suppressed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "paged_restart_resends_suppressed_total",
-			Help: "Firing alerts not re-sent after a restart because the previous run sent them less than the resend delay ago.",
-		}),
 	}
 	m.datasourceUp.Set(1)
 	for _, o := range []string{"success", "query", "unavailable"} {
 		m.queries.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.datasourceUp, m.staleSent, m.suppressed, &alertCollector{e: e})
+		reg.MustRegister(m.queries, m.datasourceUp, m.staleSent, &alertCollector{e: e})
 	}
 	return m
 }

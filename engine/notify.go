@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
@@ -68,19 +67,16 @@ func (e *Engine) notifyFromRules(ctx context.Context, expr string, alerts ...*pr
 		}
 		out = append(out, e.toAlert(a, expr, ext, false, ann))
 	}
-	// sendAlerts stamps every alert with the evaluation time.
-	e.deliver(ctx, out, alerts[0].LastSentAt)
+	e.deliver(ctx, out)
 }
 
-// deliver records alerts in the sent log (which drops the re-sends a
-// restart would cause) and hands the rest to Options.Notify.
-func (e *Engine) deliver(ctx context.Context, alerts []*rules.Alert, ts time.Time) {
-	out, suppressed := e.sent.record(alerts, ts, e.opts.ResendDelay)
-	if suppressed > 0 {
-		e.metrics.suppressed.Add(float64(suppressed))
-	}
-	if len(out) == 0 {
+// deliver hands alerts to Options.Notify. During a group's evaluation
+// they wait in its outbox until the evaluation's state is on disk
+// (iterate).
+func (e *Engine) deliver(ctx context.Context, alerts []*rules.Alert) {
+	if it := iterationFrom(ctx); it != nil {
+		it.outbox = append(it.outbox, alerts...)
 		return
 	}
-	e.opts.Notify(ctx, out)
+	e.opts.Notify(ctx, alerts)
 }

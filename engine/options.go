@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/storage"
 
+	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/rules"
 )
 
@@ -20,9 +22,17 @@ type Options struct {
 	// DatasourceName names the datasource in PagedDatasourceDown and in
 	// Ready's reason, e.g. the URL without credentials (RedactURL).
 	DatasourceName string
-	// StoragePath is the directory for alert state (a small TSDB holding
-	// ALERTS and ALERTS_FOR_STATE) and the sent log. Required.
+	// StoragePath is the directory of the alert state (statestore.go, in
+	// its alert-state subdirectory). Required; it must be writable.
 	StoragePath string
+	// Reporter receives corrupt state files moved aside and write
+	// failures (shared with the notifier, whose state lives beside); the
+	// engine raises PagedStateCorrupted and PagedStateWriteFailing from
+	// it. Nil: a reporter of the engine's own, without metrics.
+	Reporter *durable.Reporter
+	// Appendable receives recorded series and the ALERTS and
+	// ALERTS_FOR_STATE series (the embedded TSDB). Nil discards them.
+	Appendable storage.AppendableV2
 	// Notify receives the alerts due to be sent. Nil discards them.
 	Notify rules.NotifyFunc
 
@@ -38,12 +48,9 @@ type Options struct {
 
 	// ResendDelay is how often an active alert is re-sent. Default 1m.
 	ResendDelay time.Duration
-	// OutageTolerance is the longest paged downtime after which pending
-	// and firing alerts get their activeAt back. Default 1h.
+	// OutageTolerance is the longest paged downtime after which the
+	// stored alert state is still restored. Default 1h.
 	OutageTolerance time.Duration
-	// ForGracePeriod is passed to Prometheus's restore; it matters only
-	// for the rules paged does not re-align (see docs/engine.md). Default 0.
-	ForGracePeriod time.Duration
 	// DefaultQueryOffset applies to groups without query_offset.
 	DefaultQueryOffset time.Duration
 	// DatasourceDownAfter is the number of consecutive evaluations of a
@@ -85,8 +92,8 @@ func (o *Options) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"evaluation interval": o.EvaluationInterval, "resend delay": o.ResendDelay,
-		"outage tolerance": o.OutageTolerance, "for grace period": o.ForGracePeriod,
-		"query offset": o.DefaultQueryOffset, "probe interval": o.ProbeInterval,
+		"outage tolerance": o.OutageTolerance,
+		"query offset":     o.DefaultQueryOffset, "probe interval": o.ProbeInterval,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("engine: %s must not be negative", name))
@@ -129,6 +136,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Reporter == nil {
+		o.Reporter = durable.NewReporter(o.StoragePath, o.Logger.With("component", "state"), nil)
 	}
 	if o.Notify == nil {
 		o.Notify = func(context.Context, []*rules.Alert) {}

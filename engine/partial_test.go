@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -94,9 +96,10 @@ func TestPartialFailure(t *testing.T) {
 	})
 }
 
-// TestRestartWhileDatasourceDown: after a restart the engine has no alerts
-// in memory until a query succeeds; it re-sends the alerts the previous
-// run sent, stale, so that they do not expire at the receiver.
+// TestRestartWhileDatasourceDown: after a restart with the datasource
+// down the engine holds the restored alerts firing: it sends them at
+// start, then stale at the first failed evaluation, so that they do not
+// expire at the receiver.
 func TestRestartWhileDatasourceDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ds := enginetest.New(t)
@@ -118,17 +121,16 @@ func TestRestartWhileDatasourceDown(t *testing.T) {
 		ds.SetDown(true)
 		e2 := start(t, opts, []string{file}, settings())
 		defer e2.stop()
-		// Down past Prometheus's restore (after the second evaluation),
-		// which then finds no alert in memory to restore.
 		time.Sleep(25 * time.Second)
 		synctest.Wait()
 		got := named(rec.take(), "QueueBacklog")
-		if len(got) != 1 {
-			t.Fatalf("want the previous alert re-sent once, stale, got %+v", got)
+		if len(got) != 2 {
+			t.Fatalf("want the previous alert sent at start and once stale, got %+v", got)
 		}
-		a := got[0]
-		if !a.Stale || a.Resolved(time.Now()) || !a.StartsAt.Equal(first[0].StartsAt) || !labels.Equal(a.Labels, first[0].Labels) {
-			t.Errorf("re-sent %+v, first %+v", a, first[0])
+		for i, a := range got {
+			if a.Stale != (i == 1) || a.Resolved(time.Now()) || !a.StartsAt.Equal(first[0].StartsAt) || !labels.Equal(a.Labels, first[0].Labels) {
+				t.Errorf("send %d after the restart: %+v, first %+v", i, a, first[0])
+			}
 		}
 
 		// When the datasource answers again the alert comes back with its
@@ -170,13 +172,17 @@ FIRING TTFTHigh{} stale since=2026-11-29T11:00:00Z
 	}
 }
 
-// TestHostileState: a damaged sent log does not stop the engine.
+// TestHostileState: damaged alert state does not stop the engine.
 func TestHostileState(t *testing.T) {
 	store := t.TempDir()
-	writeFile(t, store, "sent.json", `{"version":1,"entries":[{"alert":{"Labels":`)
+	if err := os.MkdirAll(filepath.Join(store, "alert-state"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(store, "alert-state"), "state", "\x07\x00\x00\x00garbage")
+	writeFile(t, filepath.Join(store, "alert-state"), "state.wal.00000001", "\xff\xff\xff\xff")
 	e, err := engine.New(engine.Options{Datasource: engine.DatasourceFunc(nil), StoragePath: store})
 	if err != nil {
-		t.Fatalf("a damaged sent log stopped the engine: %v", err)
+		t.Fatalf("damaged alert state stopped the engine: %v", err)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 )
 
@@ -211,4 +213,38 @@ func redactURLError(err error) error {
 		return &url.Error{Op: ue.Op, URL: RedactURL(ue.URL), Err: ue.Err}
 	}
 	return err
+}
+
+// QueryRange runs a range query (engine.HistoryDatasource): the engine
+// replays the evaluations it missed while it was down. Native histograms
+// in the answer are dropped.
+func (r *Remote) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (promql.Matrix, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	v, _, _, err := v1.NewAPI(r.client).QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		var ae *v1.Error
+		if errors.As(err, &ae) && (ae.Type == v1.ErrBadData || ae.Type == v1.ErrExec) {
+			return nil, &DatasourceError{Kind: KindQuery, Err: errors.New(ae.Msg)}
+		}
+		return nil, Unavailable(redactURLError(err))
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, &DatasourceError{Kind: KindQuery, Err: fmt.Errorf("range query result is a %s, not a matrix", v.Type())}
+	}
+	out := make(promql.Matrix, 0, len(m))
+	for _, ss := range m {
+		b := labels.NewScratchBuilder(len(ss.Metric))
+		for k, v := range ss.Metric {
+			b.Add(string(k), string(v))
+		}
+		b.Sort()
+		s := promql.Series{Metric: b.Labels()}
+		for _, p := range ss.Values {
+			s.Floats = append(s.Floats, promql.FPoint{T: int64(p.Timestamp), F: float64(p.Value)})
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

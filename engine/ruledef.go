@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/template"
+
+	"github.com/pagedhq/paged/rules"
 )
 
 // Templates cost more than queries.
@@ -229,6 +231,7 @@ type iteration struct {
 	current  *ruleDef // the rule whose query ran last
 	batch    []captured
 	combined map[int]*combinedAnswer // the group's combined queries sent, by chunk
+	outbox   []*rules.Alert          // notifications, sent once the state is written
 }
 
 type iterationKey struct{}

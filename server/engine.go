@@ -53,6 +53,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		a.emb = emb
 		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
 	default:
 		p := cfg.Datasource.Prometheus

@@ -189,6 +189,11 @@ func (e *Embedded) Queryable() storage.Queryable { return e.db }
 // (for example ALERTS). Prefer a separate storage for alert state.
 func (e *Embedded) Appendable() storage.Appendable { return e.db }
 
+// AppendableV2 is the TSDB for the rules engine: recorded series (and the
+// ALERTS series) land next to the scraped ones, where rules and queries
+// read them.
+func (e *Embedded) AppendableV2() storage.AppendableV2 { return e.db }
+
 // Options returns the options in effect, defaults filled.
 func (e *Embedded) Options() Options {
 	e.mu.Lock()

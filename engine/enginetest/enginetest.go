@@ -29,6 +29,7 @@ var errDown = errors.New("enginetest: datasource is down")
 // appends. It is safe for concurrent use.
 type Datasource struct {
 	db      *tsdb.DB
+	eng     *promql.Engine
 	ds      *engine.Queryable
 	down    atomic.Bool
 	queries atomic.Int64
@@ -52,7 +53,7 @@ func New(tb testing.TB) *Datasource {
 		Timeout:       time.Minute,
 		LookbackDelta: 5 * time.Minute,
 	})
-	return &Datasource{db: db, ds: engine.NewQueryable(eng, db)}
+	return &Datasource{db: db, eng: eng, ds: engine.NewQueryable(eng, db)}
 }
 
 // Close closes the storage before the test's cleanup would, for tests in
@@ -112,3 +113,27 @@ func (d *Datasource) Query(ctx context.Context, expr string, ts time.Time) (prom
 
 // String names the datasource in messages.
 func (d *Datasource) String() string { return "enginetest" }
+
+// QueryRange implements engine.HistoryDatasource: the engine replays what
+// it missed while it was down from it, as from a remote Prometheus.
+func (d *Datasource) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (promql.Matrix, error) {
+	d.queries.Add(1)
+	if d.down.Load() {
+		return nil, engine.Unavailable(errDown)
+	}
+	q, err := d.eng.NewRangeQuery(ctx, d.db, nil, expr, start, end, step)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	res := q.Exec(ctx)
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	switch v := res.Value.(type) {
+	case promql.Matrix:
+		return v, nil
+	default:
+		return nil, errors.New("enginetest: range query did not return a matrix")
+	}
+}
