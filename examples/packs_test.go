@@ -92,7 +92,11 @@ func TestPacksUnitTestsFullCoverage(t *testing.T) {
 // every runbook belongs to an alert (no orphans). paged's own built-in
 // alerts have theirs under runbooks/paged/.
 func TestRunbooksMatchAlerts(t *testing.T) {
-	want := map[string]bool{filepath.FromSlash("paged/PagedDatasourceDown.md"): true}
+	want := map[string]bool{
+		filepath.FromSlash("paged/PagedDatasourceDown.md"):    true,
+		filepath.FromSlash("paged/PagedStateCorrupted.md"):    true,
+		filepath.FromSlash("paged/PagedStateWriteFailing.md"): true,
+	}
 	for _, pack := range packs {
 		f, err := rules.ReadFile(ruleFile(pack), rules.ParseOptions{})
 		if err != nil {
