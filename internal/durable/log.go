@@ -156,6 +156,7 @@ func Open(o Options) (*Log, error) {
 	l.wg.Add(2)
 	go l.syncLoop()
 	go l.compactLoop()
+	o.Reporter.track(l)
 	return l, nil
 }
 
@@ -581,6 +582,7 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.done)
 	l.wg.Wait()
+	l.opts.Reporter.untrack(l)
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	if f != nil {

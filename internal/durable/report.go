@@ -26,6 +26,7 @@ type Reporter struct {
 
 	mu      sync.Mutex
 	failing map[string]WriteFailure // by file, relative to root
+	logs    []*Log                  // for the write statistics
 }
 
 // WriteFailure is a state file that paged cannot write at the moment.
@@ -56,9 +57,67 @@ func NewReporter(root string, logger *slog.Logger, reg prometheus.Registerer) *R
 		failing: map[string]WriteFailure{},
 	}
 	if reg != nil {
-		reg.MustRegister(r.corruptions, r.writeFailures)
+		reg.MustRegister(r.corruptions, r.writeFailures, statsCollector{r})
 	}
 	return r
+}
+
+// track adds a Log to the write statistics.
+func (r *Reporter) track(l *Log) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.logs = append(r.logs, l)
+	r.mu.Unlock()
+}
+
+func (r *Reporter) untrack(l *Log) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.logs {
+		if x == l {
+			r.logs = append(r.logs[:i], r.logs[i+1:]...)
+			return
+		}
+	}
+}
+
+var (
+	fsyncsDesc = prometheus.NewDesc("paged_state_fsyncs_total",
+		"fsyncs of state segments, by file; records appended together share one.", []string{"file"}, nil)
+	recordsDesc = prometheus.NewDesc("paged_state_records_total",
+		"Records appended to state segments, by file.", []string{"file"}, nil)
+	bytesDesc = prometheus.NewDesc("paged_state_written_bytes_total",
+		"Bytes appended to state segments, by file.", []string{"file"}, nil)
+	snapshotsDesc = prometheus.NewDesc("paged_state_snapshots_total",
+		"State snapshots written since start (compactions and recoveries), by file.", []string{"file"}, nil)
+)
+
+// statsCollector exports the Stats of the tracked logs.
+type statsCollector struct{ r *Reporter }
+
+func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- fsyncsDesc
+	ch <- recordsDesc
+	ch <- bytesDesc
+	ch <- snapshotsDesc
+}
+
+func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.r.mu.Lock()
+	logs := append([]*Log(nil), c.r.logs...)
+	c.r.mu.Unlock()
+	for _, l := range logs {
+		st, f := l.Stats(), c.r.Rel(l.opts.Path)
+		ch <- prometheus.MustNewConstMetric(fsyncsDesc, prometheus.CounterValue, float64(st.Fsyncs), f)
+		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.CounterValue, float64(st.Records), f)
+		ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(st.Bytes), f)
+		ch <- prometheus.MustNewConstMetric(snapshotsDesc, prometheus.CounterValue, float64(st.Snapshots), f)
+	}
 }
 
 // Rel returns path relative to the root, with forward slashes.
