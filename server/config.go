@@ -23,6 +23,7 @@ import (
 // Defaults of paged.yaml (DESIGN.md §3).
 const (
 	DefaultEvaluationInterval = 30 * time.Second
+	DefaultResendDelay        = time.Minute
 	DefaultListenAddress      = "127.0.0.1:9095"
 	DefaultStoragePath        = "data/"
 	DefaultDatasourceTimeout  = 10 * time.Second
@@ -71,6 +72,9 @@ type Config struct {
 // GlobalConfig is the global: block.
 type GlobalConfig struct {
 	EvaluationInterval time.Duration
+	// ResendDelay is how often a firing alert is sent again to the
+	// notifier (Prometheus's --rules.alert.resend-delay). Default 1m.
+	ResendDelay time.Duration
 	// ExternalURL is the base of UI, silence and runbook links. Default:
 	// http://{web.listen_address}.
 	ExternalURL    *url.URL
@@ -202,6 +206,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		field{"global", func(n *yaml.Node, key string) {
 			d.mapping(n, key,
 				field{"evaluation_interval", d.duration(&cfg.Global.EvaluationInterval, false)},
+				field{"resend_delay", d.duration(&cfg.Global.ResendDelay, false)},
 				field{"external_url", d.httpURL(&externalURL)},
 				field{"external_labels", d.labelSet(&externalLabels)},
 			)
@@ -307,7 +312,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 
 func defaultConfig() *Config {
 	return &Config{
-		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval},
+		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay},
 		Datasource: DatasourceConfig{
 			Type:              DatasourcePrometheus,
 			DownAfterFailures: DefaultDownAfterFailures,

@@ -22,6 +22,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		StoragePath:         cfg.Storage.Path,
 		Notify:              deps.Notify,
 		EvaluationInterval:  cfg.Global.EvaluationInterval,
+		ResendDelay:         cfg.Global.ResendDelay,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,

@@ -88,6 +88,9 @@ func restartRequired(old, cfg *Config) []string {
 	if old.Global.ExternalURL.String() != cfg.Global.ExternalURL.String() {
 		out = append(out, "global.external_url")
 	}
+	if old.Global.ResendDelay != cfg.Global.ResendDelay {
+		out = append(out, "global.resend_delay")
+	}
 	slices.Sort(out)
 	return out
 }

@@ -1,0 +1,528 @@
+//go:build reliability
+
+// Package reliability is paged's reliability suite: real processes
+// (paged, Debian's Prometheus, Alertmanager and vmalert), real faults
+// (SIGKILL, a datasource that goes away, a Slack that answers 429, 500 or
+// nothing, a webhook receiver that is down, damaged state files) and the
+// figures a user cares about (notifications lost, duplicated, delayed).
+// It is built only with the reliability tag: scripts/reliability.sh runs
+// it, the short form in CI, the long form on demand.
+package reliability
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/notifier/notifiertest"
+)
+
+// long is set by PAGED_RELIABILITY=long: full durations and rounds.
+var long = os.Getenv("PAGED_RELIABILITY") == "long"
+
+// pick returns the short or the long value.
+func pick[T any](short, longV T) T {
+	if long {
+		return longV
+	}
+	return short
+}
+
+// ---- figures ----
+
+// figure is one measured number of one scenario for one system.
+type figure struct {
+	Scenario string `json:"scenario"`
+	System   string `json:"system"`
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	Must     string `json:"must,omitempty"` // the requirement, when there is one
+	OK       *bool  `json:"ok,omitempty"`
+}
+
+var (
+	figMu   sync.Mutex
+	figures []figure
+)
+
+// report records a figure; when must is set, ok says whether it holds
+// and a failure fails the test.
+func report(t *testing.T, scenario, system, name string, value any, must string, ok ...bool) {
+	t.Helper()
+	f := figure{Scenario: scenario, System: system, Name: name, Value: fmt.Sprint(value), Must: must}
+	if len(ok) > 0 {
+		v := ok[0]
+		f.OK = &v
+		if !v {
+			t.Errorf("%s / %s: %s = %v, must be %s", scenario, system, name, value, must)
+		}
+	}
+	t.Logf("%-22s %-26s %-44s %v %s", scenario, system, name, value, must)
+	figMu.Lock()
+	figures = append(figures, f)
+	figMu.Unlock()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	out := os.Getenv("PAGED_RELIABILITY_OUT")
+	if out == "" {
+		out = "reliability-results.json"
+	}
+	figMu.Lock()
+	b, _ := json.MarshalIndent(figures, "", "  ")
+	figMu.Unlock()
+	_ = os.WriteFile(out, b, 0o644)
+	fmt.Printf("\nreliability figures (%s form), also in %s:\n", map[bool]string{false: "short", true: "long"}[long], out)
+	printTable(os.Stdout, figures)
+	os.Exit(code)
+}
+
+func printTable(w io.Writer, fs []figure) {
+	fmt.Fprintln(w, "| scenario | system | figure | value | must |")
+	fmt.Fprintln(w, "|---|---|---|---:|---|")
+	for _, f := range fs {
+		must := f.Must
+		if f.OK != nil {
+			must += map[bool]string{true: " ✔", false: " ✘"}[*f.OK]
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", f.Scenario, f.System, f.Name, f.Value, must)
+	}
+}
+
+// ---- the world the systems watch ----
+
+// exporter serves gauges the scenarios set, in the text format.
+type exporter struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	v   map[string]float64 // series (name{labels}) -> value
+}
+
+func newExporter(t *testing.T) *exporter {
+	x := &exporter{v: map[string]float64{}}
+	x.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		x.mu.Lock()
+		keys := make([]string, 0, len(x.v))
+		for k := range x.v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		bw := bufio.NewWriter(w)
+		for _, k := range keys {
+			fmt.Fprintf(bw, "%s %g\n", k, x.v[k])
+		}
+		x.mu.Unlock()
+		bw.Flush()
+	}))
+	t.Cleanup(x.srv.Close)
+	return x
+}
+
+func (x *exporter) set(series string, v float64) {
+	x.mu.Lock()
+	x.v[series] = v
+	x.mu.Unlock()
+}
+
+func (x *exporter) addr() string { return x.srv.Listener.Addr().String() }
+
+// prometheusConfig scrapes the exporter every second.
+func prometheusConfig(x *exporter, extra string) string {
+	return fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: exporter
+    static_configs: [{targets: [%q]}]
+%s`, x.addr(), extra)
+}
+
+// prometheus is Debian's Prometheus, restartable on the same port and
+// data.
+type prometheus struct {
+	t    *testing.T
+	p    *testbin.Process
+	args []string
+}
+
+func startPrometheus(t *testing.T, config string, extra ...string) *prometheus {
+	t.Helper()
+	p := testbin.StartPrometheus(t, config, extra...)
+	args := append([]string{
+		"--config.file=" + filepath.Join(p.Dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(p.Dir, "data"),
+		"--web.listen-address=" + p.Addr,
+		"--web.enable-lifecycle",
+		"--log.level=warn",
+	}, extra...)
+	return &prometheus{t: t, p: p, args: args}
+}
+
+func (p *prometheus) URL() string { return p.p.URL }
+func (p *prometheus) stop()       { p.p.Stop() }
+func (p *prometheus) restart() {
+	p.p = testbin.Start(p.t, testbin.Require(p.t, "prometheus"), p.p.Dir, p.p.Addr, "/-/ready", p.args...)
+}
+
+// ---- receivers, with faults ----
+
+// fault is what a receiver does to requests for a while.
+type fault int32
+
+const (
+	faultNone      fault = iota
+	faultRateLimit       // 429 with Retry-After: 2
+	faultServer          // 500
+	faultTimeout         // no answer within the client's timeout
+	faultDown            // the connection is closed without an answer
+)
+
+func (f fault) String() string {
+	return [...]string{"none", "429 Retry-After", "500", "timeout", "down"}[f]
+}
+
+// faulty wraps a handler with a switchable fault.
+type faulty struct {
+	next    http.Handler
+	f       atomic.Int32
+	refused atomic.Int64
+}
+
+func (h *faulty) set(f fault) { h.f.Store(int32(f)) }
+
+func (h *faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch fault(h.f.Load()) {
+	case faultNone:
+		h.next.ServeHTTP(w, r)
+		return
+	case faultRateLimit:
+		h.refused.Add(1)
+		w.Header().Set("Retry-After", "2")
+		http.Error(w, "ratelimited", http.StatusTooManyRequests)
+	case faultServer:
+		h.refused.Add(1)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	case faultTimeout:
+		h.refused.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	case faultDown:
+		h.refused.Add(1)
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+				return
+			}
+		}
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}
+}
+
+// slack is the Slack Web API stand-in behind a fault switch.
+type slack struct {
+	*notifiertest.Slack
+	faults *faulty
+	srv    *httptest.Server
+}
+
+const slackToken = "xoxb-reliability"
+
+func newSlack(t *testing.T) *slack {
+	s := notifiertest.NewSlackHandler(slackToken)
+	f := &faulty{next: s}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return &slack{Slack: s, faults: f, srv: srv}
+}
+
+func (s *slack) appURL() string { return s.srv.URL + "/api/" }
+
+// topLevel returns the messages posted (not thread replies, not failed).
+func (s *slack) topLevel() []notifiertest.SlackCall {
+	var out []notifiertest.SlackCall
+	for _, c := range s.Calls() {
+		if c.Method == "chat.postMessage" && c.ThreadTS == "" && c.Error == "" && c.Status == http.StatusOK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hookAlert is one alert of a webhook notification, as received.
+type hookAlert struct {
+	Status   string            `json:"status"`
+	Labels   map[string]string `json:"labels"`
+	StartsAt time.Time         `json:"startsAt"`
+	EndsAt   time.Time         `json:"endsAt"`
+	At       time.Time         `json:"-"` // when the notification arrived
+}
+
+// hook is a webhook receiver (Alertmanager's v4 payload) behind a fault
+// switch.
+type hook struct {
+	faults *faulty
+	srv    *httptest.Server
+	mu     sync.Mutex
+	got    []hookAlert
+	posts  int
+}
+
+func newHook(t *testing.T) *hook {
+	h := &hook{}
+	h.faults = &faulty{next: http.HandlerFunc(h.serve)}
+	h.srv = httptest.NewServer(h.faults)
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
+	var msg struct {
+		Alerts []hookAlert `json:"alerts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	h.mu.Lock()
+	h.posts++
+	for _, a := range msg.Alerts {
+		a.At = now
+		h.got = append(h.got, a)
+	}
+	h.mu.Unlock()
+}
+
+func (h *hook) URL() string { return h.srv.URL }
+
+func (h *hook) alerts() []hookAlert {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]hookAlert(nil), h.got...)
+}
+
+// named returns the alerts received for alertname (and, when given, the
+// label pairs k=v).
+func (h *hook) named(name string, match ...string) []hookAlert {
+	var out []hookAlert
+next:
+	for _, a := range h.alerts() {
+		if a.Labels["alertname"] != name {
+			continue
+		}
+		for _, m := range match {
+			k, v, _ := strings.Cut(m, "=")
+			if a.Labels[k] != v {
+				continue next
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// ---- paged ----
+
+// pagedBin is the paged binary the suite drives (PAGED_BIN, or built once
+// from this checkout).
+var (
+	pagedOnce sync.Once
+	pagedPath string
+	pagedErr  error
+)
+
+func pagedBin(t *testing.T) string {
+	t.Helper()
+	pagedOnce.Do(func() {
+		if p := os.Getenv("PAGED_BIN"); p != "" {
+			pagedPath = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "paged-reliability-bin")
+		if err != nil {
+			pagedErr = err
+			return
+		}
+		pagedPath = filepath.Join(dir, "paged")
+		cmd := exec.Command("go", "build", "-o", pagedPath, "../../cmd/paged")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			pagedErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if pagedErr != nil {
+		t.Fatal(pagedErr)
+	}
+	return pagedPath
+}
+
+// paged is one `paged run` process on a fixed config and address.
+type paged struct {
+	t      *testing.T
+	config string
+	web    string
+	cmd    *exec.Cmd
+	out    *testbin.SyncBuffer
+	done   chan struct{}
+}
+
+// newPaged writes config (with WEB and DATA replaced) to a new directory
+// and starts paged on it.
+func newPaged(t *testing.T, config string) *paged {
+	t.Helper()
+	dir := t.TempDir()
+	web := testbin.FreeAddr(t)
+	config = strings.NewReplacer("WEB", web, "DATA", filepath.Join(dir, "data")).Replace(config)
+	file := filepath.Join(dir, "paged.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &paged{t: t, config: file, web: web}
+	p.start()
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+func (p *paged) dataDir() string { return filepath.Join(filepath.Dir(p.config), "data") }
+
+func (p *paged) start() {
+	p.out = &testbin.SyncBuffer{}
+	p.cmd = exec.Command(pagedBin(p.t), "run", "--config", p.config)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.done = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(p.cmd, p.done)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *paged) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+func (p *paged) url() string { return "http://" + p.web }
+
+// waitReady waits until /-/ready answers 200.
+func (p *paged) waitReady(timeout time.Duration) {
+	p.t.Helper()
+	if err := testbin.WaitReady(p.t.Context(), p.url()+"/-/ready", timeout, p.done); err != nil {
+		p.t.Fatalf("paged not ready: %v\n%s", err, p.out.String())
+	}
+}
+
+// apiAlert is an alert of paged's /api/v1/alerts.
+type apiAlert struct {
+	Labels   map[string]string `json:"labels"`
+	State    string            `json:"state"`
+	ActiveAt time.Time         `json:"activeAt"`
+}
+
+// alerts reads /api/v1/alerts; ok is false when nothing answers.
+func (p *paged) alerts() ([]apiAlert, bool) {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(p.url() + "/api/v1/alerts")
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Alerts []apiAlert `json:"alerts"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil {
+		return nil, false
+	}
+	return body.Data.Alerts, true
+}
+
+// metric sums a metric of paged's /metrics (0 when unreadable).
+func (p *paged) metric(name string) float64 {
+	v, _ := testbin.MetricSum(p.url(), name)
+	return v
+}
+
+// waitFor polls cond every 100ms until it holds (wall time: the systems
+// under test are other processes).
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) bool {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	t.Errorf("timed out after %v waiting for %s", d, what)
+	return false
+}
+
+// freePort reports whether addr can be listened on (the process that had
+// it is gone).
+func freePort(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// notifierConfig is a notifier block with one receiver holding Slack (bot
+// token) and a webhook, grouping by alertname and pod.
+func notifierConfig(s *slack, h *hook) string {
+	return fmt.Sprintf(`notifier:
+  route:
+    receiver: oncall
+    group_by: [alertname, pod]
+    group_wait: 1s
+    group_interval: 1s
+    repeat_interval: 1h
+  receivers:
+    - name: oncall
+      slack_configs:
+        - app_token: %s
+          app_url: %s
+          channel: '#alerts'
+          timeout: 2s
+      webhook_configs:
+        - url: %s
+          timeout: 2s
+`, slackToken, s.appURL(), h.URL())
+}
+
+// httpPost posts a JSON body and returns the status code.
+func httpPost(url, body string) (int, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

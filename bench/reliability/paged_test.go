@@ -1,0 +1,410 @@
+//go:build reliability
+
+package reliability
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// queueRule is the rule the scenarios fire: one alert per instance.
+const queueRule = `groups:
+  - name: load
+    rules:
+      - alert: LoadHigh
+        expr: load > 5
+        for: 3s
+        labels: {severity: critical}
+        annotations:
+          summary: 'load on {{ $labels.pod }} is {{ $value }}'
+          runbook_url: 'vllm/QueueBacklog'
+`
+
+// pagedConfig is a remote-mode paged.yaml (WEB and DATA are filled in by
+// newPaged).
+func pagedConfig(t *testing.T, promURL, notifier, extra string) string {
+	rules := filepath.Join(t.TempDir(), "load.rules.yaml")
+	if err := os.WriteFile(rules, []byte(queueRule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`global:
+  evaluation_interval: 1s
+datasource:
+  type: prometheus
+  prometheus:
+    url: %s
+    timeout: 2s
+rule_files: [%q]
+storage:
+  path: DATA
+web:
+  listen_address: WEB
+%s%s`, promURL, rules, extra, notifier)
+}
+
+// episode is one period in which an instance's load was high.
+type episode struct {
+	instance   string
+	start, end time.Time // end is zero while it lasts
+}
+
+// scheduler drives instances high and low on cycles with different
+// phases, and keeps the episodes.
+type scheduler struct {
+	x         *exporter
+	instances []string
+	high, low time.Duration
+
+	mu       sync.Mutex
+	episodes []*episode
+	open     map[string]*episode
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func newScheduler(x *exporter, n int, high, low time.Duration) *scheduler {
+	s := &scheduler{x: x, high: high, low: low, open: map[string]*episode{}, stop: make(chan struct{}), done: make(chan struct{})}
+	for i := range n {
+		s.instances = append(s.instances, fmt.Sprintf("inst-%c", 'a'+i))
+		x.set(fmt.Sprintf(`load{pod=%q}`, s.instances[i]), 0)
+	}
+	return s
+}
+
+func (s *scheduler) run() {
+	defer close(s.done)
+	t0 := time.Now()
+	cycle := s.high + s.low
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			for _, in := range s.instances {
+				s.setHigh(in, false)
+			}
+			return
+		case <-tick.C:
+		}
+		el := time.Since(t0)
+		for i, in := range s.instances {
+			phase := time.Duration(i) * cycle / time.Duration(len(s.instances))
+			s.setHigh(in, (el+cycle-phase)%cycle < s.high && el >= phase)
+		}
+	}
+}
+
+func (s *scheduler) setHigh(in string, high bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.open[in]
+	switch {
+	case high && e == nil:
+		e = &episode{instance: in, start: time.Now()}
+		s.open[in] = e
+		s.episodes = append(s.episodes, e)
+		s.x.set(fmt.Sprintf(`load{pod=%q}`, in), 10)
+	case !high && e != nil:
+		e.end = time.Now()
+		delete(s.open, in)
+		s.x.set(fmt.Sprintf(`load{pod=%q}`, in), 0)
+	}
+}
+
+// finish ends every episode and stops the cycles.
+func (s *scheduler) finish() {
+	close(s.stop)
+	<-s.done
+}
+
+// highSince reports whether in has been high, without a break, since t.
+func (s *scheduler) highSince(in string, t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.open[in]
+	return e != nil && !e.start.After(t)
+}
+
+func (s *scheduler) all() []episode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]episode, len(s.episodes))
+	for i, e := range s.episodes {
+		out[i] = *e
+	}
+	return out
+}
+
+// TestKill9 kills paged with SIGKILL at random moments while alerts are
+// pending, firing and resolving, against Debian's Prometheus, with Slack
+// in bot-token mode and a webhook on the same route.
+func TestKill9(t *testing.T) {
+	const scenario = "kill -9 while alerting"
+	x := newExporter(t)
+	prom := startPrometheus(t, prometheusConfig(x, ""))
+	s, h := newSlack(t), newHook(t)
+	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
+	p.waitReady(30 * time.Second)
+	sch := newScheduler(x, 4, 9*time.Second, 6*time.Second)
+	go sch.run()
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	rounds := pick(8, 20)
+	var kept, timers, whilePending, whileFiring int
+	time.Sleep(8 * time.Second)
+	for range rounds {
+		time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
+		before, _ := p.alerts()
+		p.kill()
+		for _, a := range before {
+			switch a.State {
+			case "pending":
+				whilePending++
+			case "firing":
+				whileFiring++
+			}
+		}
+		p.start()
+		p.waitReady(30 * time.Second)
+		time.Sleep(1500 * time.Millisecond) // a catch-up and an evaluation
+		after, _ := p.alerts()
+		for _, b := range before {
+			if b.State != "pending" || !sch.highSince(b.Labels["pod"], b.ActiveAt) {
+				continue
+			}
+			timers++
+			for _, a := range after {
+				if a.Labels["pod"] == b.Labels["pod"] && a.ActiveAt.Equal(b.ActiveAt) {
+					kept++
+					break
+				}
+			}
+		}
+	}
+	sch.finish()
+	// Let every resolution go out.
+	waitFor(t, 30*time.Second, "all alerts resolved", func() bool {
+		as, ok := p.alerts()
+		return ok && len(as) == 0
+	})
+	time.Sleep(5 * time.Second)
+
+	eps := sch.all()
+	// Attribute Slack's top-level messages and the webhook's notifications
+	// to episodes: the episode of that instance whose span (plus the
+	// time to resolve) holds them.
+	find := func(in string, at time.Time) int {
+		for i, e := range eps {
+			if e.instance == in && !at.Before(e.start) && (e.end.IsZero() || at.Before(e.end.Add(10*time.Second))) {
+				return i
+			}
+		}
+		return -1
+	}
+	posts := map[int][]string{}
+	stray := 0
+	for _, c := range s.topLevel() {
+		in := ""
+		for _, cand := range sch.instances {
+			if strings.Contains(string(c.Blocks), cand) {
+				in = cand
+			}
+		}
+		if i := find(in, c.At); i >= 0 {
+			posts[i] = append(posts[i], c.TS)
+		} else {
+			stray++
+		}
+	}
+	firing, resolved := map[int]int{}, map[int]int{}
+	for _, a := range h.named("LoadHigh") {
+		i := find(a.Labels["pod"], a.At)
+		if i < 0 {
+			stray++
+			continue
+		}
+		if a.Status == "firing" {
+			firing[i]++
+		} else {
+			resolved[i]++
+		}
+	}
+	var expected, lost, dupSlack, dupHook, edited, slackEpisodes int
+	for i, e := range eps {
+		if e.end.Sub(e.start) < 6*time.Second {
+			continue // too short to fire for sure (for: 3s, plus scrape and evaluation)
+		}
+		expected++
+		if firing[i] == 0 || resolved[i] == 0 || len(posts[i]) == 0 {
+			lost++
+			t.Logf("episode %s %s-%s: webhook firing %d resolved %d, Slack posts %d", e.instance, e.start.Format("15:04:05.0"), e.end.Format("15:04:05.0"), firing[i], resolved[i], len(posts[i]))
+		}
+		dupHook += max(firing[i]-1, 0) + max(resolved[i]-1, 0)
+		if len(posts[i]) > 1 {
+			dupSlack += len(posts[i]) - 1
+		}
+		if len(posts[i]) > 0 {
+			slackEpisodes++
+			if m, ok := s.Message("CALERTS", posts[i][0]); ok && strings.Contains(string(m.Blocks), "RESOLVED") {
+				edited++
+			}
+		}
+	}
+	report(t, scenario, "paged", "kills (SIGKILL)", rounds, "")
+	report(t, scenario, "paged", "kills with alerts pending / firing", fmt.Sprintf("%d / %d", whilePending, whileFiring), "")
+	report(t, scenario, "paged", "episodes that had to notify", expected, "")
+	report(t, scenario, "paged", "notifications lost", lost, "0", lost == 0)
+	report(t, scenario, "paged", "duplicate top-level Slack messages", dupSlack, "0", dupSlack == 0)
+	report(t, scenario, "paged", "resolutions editing the original message", fmt.Sprintf("%d/%d", edited, slackEpisodes), "all", edited == slackEpisodes && slackEpisodes > 0)
+	report(t, scenario, "paged", "'for' timers kept across kills", fmt.Sprintf("%d/%d", kept, timers), "all", kept == timers)
+	report(t, scenario, "paged", "duplicate webhook notifications", dupHook, "reported")
+	if stray > 0 {
+		report(t, scenario, "paged", "notifications outside any episode", stray, "0", false)
+	}
+}
+
+// TestDatasourceOutage stops the datasource for a while (five minutes in
+// the long form; the short form shortens the resend delay so that a
+// receiver would let unrefreshed alerts expire within it).
+func TestDatasourceOutage(t *testing.T) {
+	const scenario = "datasource down"
+	x := newExporter(t)
+	x.set(`load{pod="steady"}`, 10)
+	prom := startPrometheus(t, prometheusConfig(x, ""))
+	s, h := newSlack(t), newHook(t)
+	extra := ""
+	if !long {
+		extra = "  resend_delay: 2s\n"
+	}
+	cfg := pagedConfig(t, prom.URL(), notifierConfig(s, h), "")
+	cfg = strings.Replace(cfg, "global:\n  evaluation_interval: 1s\n", "global:\n  evaluation_interval: 1s\n"+extra, 1)
+	p := newPaged(t, cfg)
+	p.waitReady(30 * time.Second)
+	if !waitFor(t, 30*time.Second, "LoadHigh firing", func() bool { return len(h.named("LoadHigh", "status=firing")) > 0 }) {
+		return
+	}
+	outage := pick(30*time.Second, 5*time.Minute)
+	stoppedAt := time.Now()
+	prom.stop()
+	var downAt time.Time
+	waitFor(t, 30*time.Second, "PagedDatasourceDown", func() bool {
+		if a := h.named("PagedDatasourceDown", "status=firing"); len(a) > 0 {
+			downAt = a[0].At
+			return true
+		}
+		return false
+	})
+	time.Sleep(time.Until(stoppedAt.Add(outage)))
+	prom.restart()
+	backAt := time.Now()
+	var upAt time.Time
+	waitFor(t, 60*time.Second, "PagedDatasourceDown resolved", func() bool {
+		if a := h.named("PagedDatasourceDown", "status=resolved"); len(a) > 0 {
+			upAt = a[0].At
+			return true
+		}
+		return false
+	})
+	time.Sleep(5 * time.Second)
+	falseResolves := len(h.named("LoadHigh", "status=resolved"))
+	refires := len(h.named("LoadHigh", "status=firing")) - 1
+	report(t, scenario, "paged", "outage", outage, "")
+	report(t, scenario, "paged", "false resolves", falseResolves, "0", falseResolves == 0)
+	report(t, scenario, "paged", "new firing notifications after recovery", refires, "0", refires == 0)
+	if !downAt.IsZero() {
+		report(t, scenario, "paged", "time to PagedDatasourceDown", downAt.Sub(stoppedAt).Round(100*time.Millisecond), "")
+	}
+	if !upAt.IsZero() {
+		report(t, scenario, "paged", "recovery (datasource back to resolved)", upAt.Sub(backAt).Round(100*time.Millisecond), "")
+	}
+}
+
+// stateFiles are the state files of paged's storage path, by what a
+// scenario damages.
+var stateFiles = []string{
+	"nflog", "nflog.wal.*",
+	"silences", "silences.wal.*",
+	"slack-messages", "slack-messages.wal.*",
+	"alert-state/state", "alert-state/state.wal.*",
+}
+
+// TestCorruptState damages each state file in turn while paged is down
+// (after a kill -9): paged starts, moves the file aside, fires
+// PagedStateCorrupted and pages a new alert.
+func TestCorruptState(t *testing.T) {
+	const scenario = "corrupt state file"
+	x := newExporter(t)
+	prom := startPrometheus(t, prometheusConfig(x, ""))
+	for i, pattern := range stateFiles {
+		t.Run(strings.ReplaceAll(pattern, "/", "_"), func(t *testing.T) {
+			s, h := newSlack(t), newHook(t)
+			p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
+			p.waitReady(30 * time.Second)
+			before := fmt.Sprintf(`load{pod="before-%d"}`, i)
+			x.set(before, 10)
+			defer x.set(before, 0)
+			if !waitFor(t, 30*time.Second, "a first notification", func() bool { return len(h.named("LoadHigh", "status=firing")) > 0 }) {
+				return
+			}
+			// A silence, so that the silences file has content.
+			body := `{"matchers":[{"name":"alertname","value":"Nothing","isRegex":false}],"startsAt":"` + time.Now().UTC().Format(time.RFC3339) +
+				`","endsAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `","createdBy":"reliability","comment":"x"}`
+			if resp, err := httpPost(p.url()+"/api/v2/silences", body); err != nil || resp != 200 {
+				t.Fatalf("silence: %d %v", resp, err)
+			}
+			p.kill()
+			matches, _ := filepath.Glob(filepath.Join(p.dataDir(), pattern))
+			sort.Strings(matches)
+			if len(matches) == 0 {
+				report(t, scenario, "paged", pattern, "no such file", "exists", false)
+				return
+			}
+			target := matches[len(matches)-1]
+			damage(t, target)
+			start := time.Now()
+			p.start()
+			p.waitReady(30 * time.Second)
+			readyIn := time.Since(start)
+			moved, _ := filepath.Glob(target + ".corrupt.*")
+			after := fmt.Sprintf(`load{pod="after-%d"}`, i)
+			x.set(after, 10)
+			defer x.set(after, 0)
+			paged := waitFor(t, 30*time.Second, "a new alert paged", func() bool {
+				return len(h.named("LoadHigh", "status=firing", fmt.Sprintf("pod=after-%d", i))) > 0
+			})
+			rel, _ := filepath.Rel(p.dataDir(), target)
+			corrupted := waitFor(t, 30*time.Second, "PagedStateCorrupted", func() bool {
+				return len(h.named("PagedStateCorrupted", "file="+filepath.ToSlash(rel))) > 0
+			})
+			ok := len(moved) == 1 && paged && corrupted
+			report(t, scenario, "paged", rel, fmt.Sprintf("started in %v, moved aside %v, paged %v, PagedStateCorrupted %v",
+				readyIn.Round(100*time.Millisecond), len(moved) == 1, paged, corrupted), "starts and pages", ok)
+		})
+	}
+}
+
+// damage overwrites the second half of a file with garbage (a file of a
+// few bytes gets garbage appended).
+func damage(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := []byte("\xde\xad\xbe\xef garbage \xff\x00\x01")
+	if len(b) < 16 {
+		b = append(b, garbage...)
+	} else {
+		b = append(b[:len(b)/2], garbage...)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
