@@ -82,7 +82,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	out := os.Getenv("PAGED_RELIABILITY_OUT")
 	if out == "" {
-		out = "reliability-results.json"
+		out = filepath.Join(os.TempDir(), "paged-reliability-results.json")
 	}
 	figMu.Lock()
 	b, _ := json.MarshalIndent(figures, "", "  ")
@@ -320,7 +320,7 @@ func (h *hook) alerts() []hookAlert {
 }
 
 // named returns the alerts received for alertname (and, when given, the
-// label pairs k=v).
+// label pairs k=v; status=firing or status=resolved matches the status).
 func (h *hook) named(name string, match ...string) []hookAlert {
 	var out []hookAlert
 next:
@@ -330,7 +330,12 @@ next:
 		}
 		for _, m := range match {
 			k, v, _ := strings.Cut(m, "=")
-			if a.Labels[k] != v {
+			if got := a.Labels[k]; k == "status" {
+				got = a.Status
+				if got != v {
+					continue next
+				}
+			} else if got != v {
 				continue next
 			}
 		}
