@@ -288,6 +288,34 @@ func TestStateWriteFailureKeepsPaging(t *testing.T) {
 	}
 }
 
+// While the silences cannot be written, the API does not claim a change
+// it could not write: 503 with the reason, the change in effect in memory.
+func TestSilencesAPIDiskFull(t *testing.T) {
+	fs := faults{}
+	n := start(t, fmt.Sprintf(tinyRoute, "x")+"receivers: [{name: x}]\n", Options{StoragePath: t.TempDir(), wrapState: fs.wrap})
+	fs["silences"].full.Store(true)
+	url := serveAPI(t, n.Notifier)
+	code, body := apiDo(t, http.MethodPost, url+"/api/v2/silences", silenceBody("Maintenance", "while the disk is full"))
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("POST silence on a full disk: %d %s, want 503", code, body)
+	}
+	contains(t, "503 answer", body, "could not be written to disk", "no space left on device", "keeps retrying")
+	// It is in effect all the same.
+	_, list := apiDo(t, http.MethodGet, url+"/api/v2/silences", "")
+	contains(t, "silences", list, "while the disk is full", `"state":"active"`)
+
+	fs["silences"].full.Store(false)
+	code, body = apiDo(t, http.MethodPost, url+"/api/v2/silences", silenceBody("Other", "disk is back"))
+	if code != http.StatusOK {
+		t.Fatalf("POST silence with the disk back: %d %s", code, body)
+	}
+	id := silenceID(t, body)
+	fs["silences"].full.Store(true)
+	if code, body := apiDo(t, http.MethodDelete, url+"/api/v2/silence/"+id, ""); code != http.StatusServiceUnavailable {
+		t.Fatalf("DELETE silence on a full disk: %d %s, want 503", code, body)
+	}
+}
+
 // A storage path that cannot be written stops New with an error naming
 // it.
 func TestStoragePathNotWritable(t *testing.T) {
