@@ -45,10 +45,10 @@ import (
 type Options struct {
 	Config *Config
 	// StoragePath holds the notifier's state: "nflog" (the notification
-	// log) and "silences" in Alertmanager's snapshot format, each with
-	// segments "<file>.wal.NNNNNNNN" of the changes since the snapshot.
-	// Every change is on disk before paged acts on it. Empty keeps state
-	// in memory only.
+	// log) and "silences" in Alertmanager's snapshot format, and
+	// "slack-messages" (the Slack message journal), each with segments
+	// "<file>.wal.NNNNNNNN" of the changes since the snapshot. Every change
+	// is on disk before paged acts on it. Empty keeps state in memory only.
 	StoragePath string
 	// Reporter reports state files that are corrupt (moved aside) or
 	// cannot be written. Nil: such problems are logged, not counted.
@@ -101,9 +101,10 @@ type Notifier struct {
 	silencer *silence.Silencer
 	nflog    *nflog.Log
 	reporter *durable.Reporter
-	nflogSt  *gossipState // the notification log's files
-	silSt    *gossipState // the silences' files
-	logs     []stateLog   // the state files open, closed when Run returns
+	nflogSt  *gossipState  // the notification log's files
+	silSt    *gossipState  // the silences' files
+	journal  *slackJournal // the Slack message journal
+	logs     []stateLog    // the state files open, closed when Run returns
 	api      *apiv2.API
 	pipeline *notify.PipelineBuilder
 	dmetrics *dispatch.DispatcherMetrics
@@ -214,6 +215,9 @@ func New(opts Options) (*Notifier, error) {
 			return fail(err)
 		}
 	}
+	if err := n.openSlackJournal(n.journalLogged); err != nil {
+		return fail(err)
+	}
 	var nflPeer, silPeer func([]byte)
 	if opts.Cluster != nil {
 		// The peer binds its port now, so a port in use fails New. Run
@@ -248,6 +252,12 @@ func New(opts Options) (*Notifier, error) {
 	n.fwd = b.fwd
 	n.updateAPI(opts.Config)
 	return n, nil
+}
+
+// journalLogged is when the notification log last logged the journal's
+// group.
+func (n *Notifier) journalLogged(k journalKey) (time.Time, bool) {
+	return lastLogged(n.nflog, k.Receiver, "slack", k.Integration, k.Group)
 }
 
 func (n *Notifier) statePath(name string) string {
@@ -337,6 +347,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	wg.Go(func() {
 		n.nflog.Maintenance(n.opts.MaintenanceInterval, "", stopc, func() (int64, error) {
 			_, err := n.nflog.GC()
+			n.journal.gc(time.Now(), n.opts.Retention)
 			return n.stateSize("nflog"), err
 		})
 	})
@@ -452,7 +463,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 func (n *Notifier) integrations(r Receiver, tmpl *template.Template) ([]notify.Integration, error) {
 	var ints []notify.Integration
 	for i, sc := range r.SlackConfigs {
-		s, err := newSlack(sc, tmpl, n.links(), n.stale, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
+		s, err := newSlack(sc, i, tmpl, n.links(), n.stale, n.journal, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
 		if err != nil {
 			return nil, fmt.Errorf("receiver %q slack_configs[%d]: %w", r.Name, i, err)
 		}

@@ -70,3 +70,13 @@ func (d durableNflog) Log(r *nflogpb.Receiver, gkey string, firing, resolved, mu
 func (d durableNflog) Query(params ...nflog.QueryParam) ([]*nflogpb.Entry, error) {
 	return d.log.Query(params...)
 }
+
+// lastLogged returns when the notification log last logged a group for
+// one integration of a receiver.
+func lastLogged(l *nflog.Log, receiver, integration string, idx int, gkey string) (time.Time, bool) {
+	es, err := l.Query(nflog.QGroupKey(gkey), nflog.QReceiver(&nflogpb.Receiver{GroupName: receiver, Integration: integration, Idx: uint32(idx)}))
+	if err != nil || len(es) != 1 {
+		return time.Time{}, false
+	}
+	return es[0].Timestamp.AsTime(), true
+}

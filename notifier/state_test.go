@@ -84,6 +84,12 @@ func readState(t *testing.T, dir, name string, merge func([]byte) error) {
 	readFiles(t, dir, name, mergeEach, merge)
 }
 
+// readFramed is readState for a state whose snapshot is framed records.
+func readFramed(t *testing.T, dir, name string, apply func([]byte) error) {
+	t.Helper()
+	readFiles(t, dir, name, func(r io.Reader, f func([]byte) error) error { return durable.ReadFrames(r, f) }, apply)
+}
+
 func readFiles(t *testing.T, dir, name string, snapshot func(io.Reader, func([]byte) error) error, merge func([]byte) error) {
 	t.Helper()
 	if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
@@ -212,6 +218,31 @@ func TestSlackKilledAfterPostNoDuplicate(t *testing.T) {
 	if n := topLevelPosts(s, "KVCacheSaturated"); n != 1 {
 		t.Errorf("%d top-level messages for the group, want 1: %+v", n, s.Calls())
 	}
+	// The lifecycle ended: the journal forgot the message, on disk too;
+	// Other's is still open.
+	waitFor(t, func() bool {
+		return testutil.ToFloat64(n2.metrics.notifications.WithLabelValues("oncall", "slack", outcomeSuccess)) == 2
+	})
+	if journalHas(n2.journal, "KVCacheSaturated") || !journalHas(n2.journal, "Other") {
+		t.Errorf("journal after the resolution: %+v, want Other's message only", n2.journal.msgs)
+	}
+	onDisk := &slackJournal{msgs: map[journalKey]journalEntry{}, channels: map[string]string{}}
+	readFramed(t, dir, "slack-messages", onDisk.replay)
+	if journalHas(onDisk, "KVCacheSaturated") || !journalHas(onDisk, "Other") || onDisk.channels["#alerts"] != "CALERTS" {
+		t.Errorf("journal on disk: %+v %v, want Other's message only and the channel's ID", onDisk.msgs, onDisk.channels)
+	}
+}
+
+// journalHas reports whether j holds a message of the group of alertname.
+func journalHas(j *slackJournal, alertname string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.msgs {
+		if strings.Contains(k.Group, `alertname="`+alertname+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 func newTestLogger(w io.Writer) *slog.Logger {
@@ -271,7 +302,7 @@ func TestStateWriteFailureKeepsPaging(t *testing.T) {
 	s := notifiertest.NewSlack(t, testToken)
 	fs := faults{}
 	n := start(t, slackBotConfig(s, ""), Options{StoragePath: t.TempDir(), wrapState: fs.wrap})
-	for _, name := range []string{"nflog"} {
+	for _, name := range []string{"nflog", "slack-messages"} {
 		fs[name].full.Store(true)
 	}
 	a := firing("DiskFull")
@@ -281,7 +312,7 @@ func TestStateWriteFailureKeepsPaging(t *testing.T) {
 		return testutil.ToFloat64(n.metrics.notifications.WithLabelValues("oncall", "slack", outcomeSuccess)) == 1
 	})
 	waitFor(t, func() bool { return strings.Contains(n.logs.String(), "notification log entry kept in memory only") })
-	contains(t, "logs", n.logs.String(), "no space left on device")
+	contains(t, "logs", n.logs.String(), "no space left on device", "slack message journal kept in memory only")
 	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
 	if upd := s.WaitCalls(t, 2, 10*time.Second)[1]; upd.Method != "chat.update" || upd.TS != post.TS {
 		t.Fatalf("resolution = %+v, want chat.update of %s", upd, post.TS)
@@ -418,7 +449,31 @@ func silencesFiles(t testing.TB, inSnapshot, inSegment int) stateBytes {
 	return st
 }
 
-// A corrupt nflog or silences file, snapshot or segment,
+func journalFiles(t testing.TB, inSnapshot, inSegment int) stateBytes {
+	t.Helper()
+	rec := func(i int) []byte {
+		k := journalKey{Receiver: "oncall", Group: fmt.Sprintf(`{}:{alertname="J%d"}`, i)}
+		b, err := json.Marshal(setRecord(k, journalEntry{Intent: fmt.Sprint("intent", i), At: time.Now(), Channel: "#alerts",
+			ChannelID: "CALERTS", TS: fmt.Sprintf("1700000000.%06d", i)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var snap, seg [][]byte
+	for i := range inSnapshot {
+		snap = append(snap, rec(i))
+	}
+	for i := range inSegment {
+		seg = append(seg, rec(inSnapshot+i))
+	}
+	var st stateBytes
+	st.snapshot, _ = frames(snap)
+	st.segment, st.lastRecord = frames(seg)
+	return st
+}
+
+// A corrupt nflog, silences or slack-messages file, snapshot or segment,
 // does not stop paged: New succeeds, the file is moved aside and counted,
 // what could be read is kept, and notifications go out.
 func TestCorruptStateFiles(t *testing.T) {
@@ -443,6 +498,7 @@ func TestCorruptStateFiles(t *testing.T) {
 			sils, _, _ := n.silences.Query(context.Background())
 			return len(sils)
 		}},
+		{"slack-messages", journalFiles, func(n *Notifier) int { return n.journal.len() }},
 	}
 	for _, st := range states {
 		for _, tc := range []struct {
@@ -595,6 +651,7 @@ func FuzzLoadState(f *testing.F) {
 	f.Add([]byte("\x7fnot a state file"))
 	f.Add(nflogFiles(f, 2, 0).snapshot)
 	f.Add(silencesFiles(f, 2, 0).snapshot)
+	f.Add(journalFiles(f, 2, 0).snapshot)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := nflog.New(nflog.Options{Metrics: prometheus.NewRegistry(), Retention: time.Hour})
 		if err != nil {
@@ -604,10 +661,13 @@ func FuzzLoadState(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		j := &slackJournal{msgs: map[journalKey]journalEntry{}, channels: map[string]string{}}
 		_ = mergeEach(bytes.NewReader(b), l.Merge)
 		_ = mergeEach(bytes.NewReader(b), s.Merge)
+		_ = durable.ReadFrames(bytes.NewReader(b), j.replay)
 		_ = l.Merge(b)
 		_ = s.Merge(b)
+		_ = j.replay(b)
 	})
 }
 
