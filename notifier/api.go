@@ -15,7 +15,7 @@ import (
 // Options.AuthToken is set, every request that changes state needs
 // "Authorization: Bearer <token>".
 func (n *Notifier) APIHandler() http.Handler {
-	h := n.api.Handler
+	h := n.silenceChangesDurable(n.api.Handler)
 	token := n.opts.AuthToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {

@@ -320,3 +320,35 @@ func TestClusterSlackThreadSurvivesFailover(t *testing.T) {
 		t.Fatalf("survivor's call = %+v, want chat.update of a's message %s", upd, post.TS)
 	}
 }
+
+// A notification log entry a peer received by gossip is on that peer's
+// disk: restarted alone (killed, the sender gone too), it still knows the
+// group was notified and does not notify it again.
+func TestClusterGossipedEntrySurvivesRestart(t *testing.T) {
+	sink := notifiertest.NewSink(t)
+	conf := webhookConf(sink)
+	p := startPair(t, conf)
+	a := firing("KVCacheSaturated", "instance", "vllm-0:8000")
+	p.a.Notify(context.Background(), []*rules.Alert{a})
+	sink.Wait(t, 1, 15*time.Second)
+	waitUntil(t, "b has a's entry by gossip", func() bool { return nflogEntries(p.b.Notifier) == 1 })
+	if got := metricValue(p.regB, "alertmanager_notifications_total", "integration", "webhook"); got != 0 {
+		t.Fatalf("b sent %v notifications, want 0: its entry must come from a", got)
+	}
+	p.a.stop()
+
+	// b is never stopped (as if killed); a new notifier on its storage,
+	// outside the cluster, so nothing reaches it by gossip.
+	reg := prometheus.NewRegistry()
+	b2 := newLogged(t, Options{Config: mustConfig(t, conf), StoragePath: p.b.opts.StoragePath, Registerer: reg}).run(t)
+	if got := nflogEntries(b2.Notifier); got != 1 {
+		t.Fatalf("restarted peer has %d notification log entries, want a's 1", got)
+	}
+	b2.Notify(context.Background(), []*rules.Alert{a})
+	waitUntil(t, "the restarted peer has flushed the group", func() bool {
+		return metricValue(reg, "paged_notifier_group_flushes_total", "receiver", "hook") >= 1
+	})
+	if n := len(sink.Requests()); n != 1 {
+		t.Fatalf("%d notifications for the group, want 1: the restarted peer sent it again", n)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,16 +37,22 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/rules"
 )
 
 // Options configures a Notifier. Zero values get the documented defaults.
 type Options struct {
 	Config *Config
-	// StoragePath holds the silences and notification log snapshots
-	// (files "silences" and "nflog", as in Alertmanager's data directory).
-	// Empty keeps state in memory only.
+	// StoragePath holds the notifier's state: "nflog" (the notification
+	// log) and "silences" in Alertmanager's snapshot format, and
+	// "slack-messages" (the Slack message journal), each with segments
+	// "<file>.wal.NNNNNNNN" of the changes since the snapshot. Every change
+	// is on disk before paged acts on it. Empty keeps state in memory only.
 	StoragePath string
+	// Reporter reports state files that are corrupt (moved aside) or
+	// cannot be written. Nil: such problems are logged, not counted.
+	Reporter *durable.Reporter
 	// ExternalURL is paged's public base URL: silence links and the
 	// default runbook base ({ExternalURL}/runbooks/).
 	ExternalURL string
@@ -61,8 +66,9 @@ type Options struct {
 
 	// Retention of silences and notification log entries (default 120h).
 	Retention time.Duration
-	// MaintenanceInterval is how often state is garbage-collected and
-	// snapshotted (default 15m); a snapshot is also written at shutdown.
+	// MaintenanceInterval is how often expired silences and notification
+	// log entries are garbage-collected (default 15m). Writing the state
+	// does not wait for it: every change is appended as it happens.
 	MaintenanceInterval time.Duration
 	// ResolveTimeout is the end given to alerts posted to the API without
 	// one (default 5m, Alertmanager's).
@@ -78,6 +84,9 @@ type Options struct {
 	// Alertmanager's alertmanager_cluster_* metrics on Registerer, which
 	// therefore cannot serve two peers.
 	Cluster *ClusterOptions
+
+	// wrapState, in tests, wraps each state file's log (to make writes fail).
+	wrapState func(name string, l stateLog) stateLog
 }
 
 // Notifier is paged's embedded Alertmanager.
@@ -91,6 +100,11 @@ type Notifier struct {
 	silences *silence.Silences
 	silencer *silence.Silencer
 	nflog    *nflog.Log
+	reporter *durable.Reporter
+	nflogSt  *gossipState  // the notification log's files
+	silSt    *gossipState  // the silences' files
+	journal  *slackJournal // the Slack message journal
+	logs     []stateLog    // the state files open, closed when Run returns
 	api      *apiv2.API
 	pipeline *notify.PipelineBuilder
 	dmetrics *dispatch.DispatcherMetrics
@@ -151,28 +165,31 @@ func New(opts Options) (*Notifier, error) {
 		opts.Cluster = &c
 	}
 	if opts.StoragePath != "" {
-		if err := os.MkdirAll(opts.StoragePath, 0o755); err != nil {
-			return nil, fmt.Errorf("storage path: %w", err)
+		if err := durable.CheckWritable(opts.StoragePath); err != nil {
+			return nil, err
 		}
 	}
 
-	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet()}
+	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet(), reporter: opts.Reporter}
+	if n.reporter == nil {
+		n.reporter = durable.NewReporter(opts.StoragePath, n.logger, nil)
+	}
 	reg := opts.Registerer
 	n.metrics = newMetrics(reg)
 	var rec eventrecorder.Recorder
 	ff := featurecontrol.NoopFlags{}
 
+	// The snapshots are loaded by the durable logs below, not by
+	// Alertmanager: a damaged file keeps what it could read.
 	n.nflog, err = nflog.New(nflog.Options{
-		SnapshotFile: n.statePath("nflog"),
-		Retention:    opts.Retention,
-		Logger:       n.logger.With("component", "nflog"),
-		Metrics:      reg,
+		Retention: opts.Retention,
+		Logger:    n.logger.With("component", "nflog"),
+		Metrics:   reg,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("notification log: %w", err)
 	}
 	n.silences, err = silence.New(silence.Options{
-		SnapshotFile:  n.statePath("silences"),
 		Retention:     opts.Retention,
 		Logger:        n.logger.With("component", "silences"),
 		Metrics:       reg,
@@ -181,16 +198,6 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("silences: %w", err)
 	}
-	if opts.Cluster != nil {
-		// The peer binds its port now, so a port in use fails New. Run
-		// joins the other peers and leaves the cluster when it returns.
-		n.peer, err = newPeer(opts.Cluster, n.logger.With("component", "cluster"), reg)
-		if err != nil {
-			return nil, err
-		}
-		n.nflog.SetBroadcast(n.peer.AddState("nfl", n.nflog, reg).Broadcast)
-		n.silences.SetBroadcast(n.peer.AddState("sil", n.silences, reg).Broadcast)
-	}
 	fail := func(err error) (*Notifier, error) {
 		if n.alerts != nil {
 			n.alerts.Close()
@@ -198,8 +205,32 @@ func New(opts Options) (*Notifier, error) {
 		if n.peer != nil {
 			n.leaveCluster()
 		}
+		n.closeState()
 		return nil, err
 	}
+	n.nflogSt = newNflogState(n.nflog, n.logger.With("component", "nflog"))
+	n.silSt = newSilencesState(n.silences, n.logger.With("component", "silences"))
+	for _, g := range []*gossipState{n.nflogSt, n.silSt} {
+		if err := g.open(n); err != nil {
+			return fail(err)
+		}
+	}
+	if err := n.openSlackJournal(n.journalLogged); err != nil {
+		return fail(err)
+	}
+	var nflPeer, silPeer func([]byte)
+	if opts.Cluster != nil {
+		// The peer binds its port now, so a port in use fails New. Run
+		// joins the other peers and leaves the cluster when it returns.
+		n.peer, err = newPeer(opts.Cluster, n.logger.With("component", "cluster"), reg)
+		if err != nil {
+			return fail(err)
+		}
+		nflPeer = n.peer.AddState("nfl", gossiped{n.nflogSt}, reg).Broadcast
+		silPeer = n.peer.AddState("sil", gossiped{n.silSt}, reg).Broadcast
+	}
+	n.nflogSt.start(nflPeer)
+	n.silSt.start(silPeer)
 	n.silencer = silence.NewSilencer(n.silences, n.logger, rec)
 	n.alerts, err = mem.NewAlerts(context.Background(), 30*time.Minute, 0, n.silencer, n.logger, rec, reg, ff)
 	if err != nil {
@@ -221,6 +252,12 @@ func New(opts Options) (*Notifier, error) {
 	n.fwd = b.fwd
 	n.updateAPI(opts.Config)
 	return n, nil
+}
+
+// journalLogged is when the notification log last logged the journal's
+// group.
+func (n *Notifier) journalLogged(k journalKey) (time.Time, bool) {
+	return lastLogged(n.nflog, k.Receiver, "slack", k.Integration, k.Group)
 }
 
 func (n *Notifier) statePath(name string) string {
@@ -285,8 +322,8 @@ func toLabelSet(ls labels.Labels) model.LabelSet {
 }
 
 // Run starts routing and delivery and blocks until ctx ends; then it stops
-// the dispatcher, flushes the silences and notification log to
-// StoragePath and returns. With a cluster, Run first joins the peers
+// the dispatcher, closes the state files (every change is already in
+// them) and returns. With a cluster, Run first joins the peers
 // (without waiting for them) and leaves the cluster before returning.
 func (n *Notifier) Run(ctx context.Context) error {
 	n.mu.Lock()
@@ -305,11 +342,20 @@ func (n *Notifier) Run(ctx context.Context) error {
 	}
 	stopc := make(chan struct{})
 	var wg sync.WaitGroup
+	// Alertmanager's maintenance only garbage-collects: the durable logs
+	// write the state as it changes and compact it themselves.
 	wg.Go(func() {
-		n.nflog.Maintenance(n.opts.MaintenanceInterval, n.statePath("nflog"), stopc, nil)
+		n.nflog.Maintenance(n.opts.MaintenanceInterval, "", stopc, func() (int64, error) {
+			_, err := n.nflog.GC()
+			n.journal.gc(time.Now(), n.opts.Retention)
+			return n.stateSize("nflog"), err
+		})
 	})
 	wg.Go(func() {
-		n.silences.Maintenance(n.opts.MaintenanceInterval, n.statePath("silences"), stopc, nil)
+		n.silences.Maintenance(n.opts.MaintenanceInterval, "", stopc, func() (int64, error) {
+			_, err := n.silences.GC()
+			return n.stateSize("silences"), err
+		})
 	})
 
 	err := n.start(conf)
@@ -330,6 +376,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 		n.leaveCluster()
 	}
 	n.alerts.Close()
+	n.closeState()
 	return err
 }
 
@@ -416,7 +463,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 func (n *Notifier) integrations(r Receiver, tmpl *template.Template) ([]notify.Integration, error) {
 	var ints []notify.Integration
 	for i, sc := range r.SlackConfigs {
-		s, err := newSlack(sc, tmpl, n.links(), n.stale, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
+		s, err := newSlack(sc, i, tmpl, n.links(), n.stale, n.journal, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
 		if err != nil {
 			return nil, fmt.Errorf("receiver %q slack_configs[%d]: %w", r.Name, i, err)
 		}
@@ -452,7 +499,8 @@ func (n *Notifier) start(c *Config) error {
 	b.fwd.adopt(oldFwd)
 
 	inhib := inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
-	stages := n.pipeline.New(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, n.nflog, n.notifyPeer())
+	nfl := durableNflog{log: n.nflog, state: n.nflogSt, logger: n.logger.With("component", "nflog")}
+	stages := n.pipeline.New(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, nfl, n.notifyPeer())
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }

@@ -43,6 +43,8 @@ func SendTest(ctx context.Context, opts Options, receiver string) ([]SendResult,
 		return nil, err
 	}
 	defer n.alerts.Close()
+	defer n.closeState()
+	n.journal = nil // a test message is no group's message
 	r, ok := n.conf.Receiver(receiver)
 	if !ok {
 		return nil, fmt.Errorf("receiver %q is not defined", receiver)

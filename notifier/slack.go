@@ -28,15 +28,17 @@ const (
 // the Web API with a bot token.
 type slackNotifier struct {
 	conf    *SlackConfig
+	idx     int // index in the receiver's slack_configs
 	tmpl    *template.Template
 	links   linkBuilder
 	stale   *staleSet
+	journal *slackJournal // nil: no journal (notify-test)
 	client  *http.Client
 	logger  *slog.Logger
 	metrics *metrics
 }
 
-func newSlack(c *SlackConfig, tmpl *template.Template, links linkBuilder, stale *staleSet, rt http.RoundTripper, logger *slog.Logger, m *metrics) (*slackNotifier, error) {
+func newSlack(c *SlackConfig, idx int, tmpl *template.Template, links linkBuilder, stale *staleSet, journal *slackJournal, rt http.RoundTripper, logger *slog.Logger, m *metrics) (*slackNotifier, error) {
 	client, err := httpClient(c.HTTPConfig, "slack", rt)
 	if err != nil {
 		return nil, err
@@ -50,7 +52,7 @@ func newSlack(c *SlackConfig, tmpl *template.Template, links linkBuilder, stale 
 			return nil, fmt.Errorf("template: %w", err)
 		}
 	}
-	return &slackNotifier{conf: c, tmpl: tmpl, links: links, stale: stale, client: client, logger: logger, metrics: m}, nil
+	return &slackNotifier{conf: c, idx: idx, tmpl: tmpl, links: links, stale: stale, journal: journal, client: client, logger: logger, metrics: m}, nil
 }
 
 // SendResolved implements notify.ResolvedSender; paged defaults to true.
@@ -130,6 +132,14 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 		ts, _ = store.GetStr(storeTS)
 		channel, _ = store.GetStr(storeChannel)
 	}
+	key, keyed := s.journalKey(ctx)
+	fromJournal := false
+	if ts == "" && keyed {
+		// The notification log knows no message: the journal may, if the
+		// process died after Slack accepted the post.
+		ts, channel = s.journalMessage(ctx, api, key, timeout)
+		fromJournal = ts != ""
+	}
 	update := boolOr(s.conf.UpdateMessage, true)
 	threads := boolOr(s.conf.ThreadReplies, true)
 	allResolved := len(data.Alerts.Firing()) == 0
@@ -141,7 +151,7 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 		if errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message" || se.Err == "edit_window_closed") {
 			// The original is gone: start over with a new message.
 			s.logger.Warn("slack message cannot be edited, posting a new one", "error_code", se.Err)
-			ts, channel = "", ""
+			ts, channel, fromJournal = "", "", false
 		} else if err != nil {
 			return s.verdict("chat.update", err)
 		} else {
@@ -150,23 +160,47 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 					return s.verdict("chat.postMessage", err)
 				}
 			}
-			if allResolved && store != nil {
+			switch {
+			case allResolved:
 				// The group's lifecycle is over; the next firing posts anew.
-				store.Delete(storeTS)
-				store.Delete(storeChannel)
+				if store != nil {
+					store.Delete(storeTS)
+					store.Delete(storeChannel)
+				}
+				s.dropJournal(key, keyed)
+			case fromJournal && store != nil:
+				store.SetStr(storeTS, ts)
+				store.SetStr(storeChannel, channel)
 			}
 			return notify.Success()
 		}
 	}
 	target := s.conf.Channel
 	postOpts := opts
+	topLevel := true
 	if !update && threads && ts != "" && channel != "" {
 		// Not editing: follow up in the thread of the first message.
-		target, postOpts = channel, append(opts, slack.MsgOptionTS(ts))
+		target, postOpts, topLevel = channel, append(opts, slack.MsgOptionTS(ts)), false
+	}
+	var intent journalEntry
+	if topLevel && keyed {
+		// Written before the post: if the process dies before Slack's
+		// answer is recorded, the next notification looks for this message.
+		intent = s.journal.intend(key, s.conf.Channel, time.Now())
+		postOpts = append(postOpts, slack.MsgOptionMetadata(intentMetadata(intent.Intent, key.Group)))
 	}
 	gotChannel, gotTS, err := api.PostMessageContext(ctx, target, postOpts...)
 	if err != nil {
+		if topLevel && keyed && !maybePosted(err) {
+			s.journal.cancel(key, intent.Intent)
+		}
 		return s.verdict("chat.postMessage", err)
+	}
+	if topLevel && keyed {
+		s.journal.posted(key, intent, gotChannel, gotTS)
+	}
+	if allResolved {
+		s.dropJournal(key, keyed)
 	}
 	switch {
 	case store == nil:
@@ -177,6 +211,10 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 	case ts == "" || update:
 		store.SetStr(storeTS, gotTS)
 		store.SetStr(storeChannel, gotChannel)
+	case fromJournal:
+		// A reply in the thread of the journal's message: keep following it.
+		store.SetStr(storeTS, ts)
+		store.SetStr(storeChannel, channel)
 	}
 	return notify.Success()
 }

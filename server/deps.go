@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
 )
@@ -44,6 +45,11 @@ type Deps struct {
 	// Notify delivers the engine's alerts: the notifier's Notify, or nil
 	// when there is no notifier (the engine then prints alerts).
 	Notify rules.NotifyFunc
+	// Reporter reports the state files under storage.path that are
+	// corrupt (moved aside) or cannot be written, for the notifier and
+	// the engine alike (paged_state_corruptions_total,
+	// paged_state_write_failures_total).
+	Reporter *durable.Reporter
 }
 
 // EngineFactory builds the engine for a loaded configuration.

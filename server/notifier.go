@@ -17,6 +17,7 @@ func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
 		AuthToken:   cfg.Web.authToken,
 		Logger:      deps.Logger,
 		Registerer:  deps.Registerer,
+		Reporter:    deps.Reporter,
 		Cluster:     notifierCluster(cfg.Cluster),
 	}
 	if cfg.RunbookBaseURL != nil {

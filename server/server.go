@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/internal/durable"
 )
 
 // Options configures the daemon. Only ConfigFile is required.
@@ -100,12 +101,14 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg)}
 	s.cfg.Store(cfg)
 
-	deps := Deps{Logger: opts.Logger.With("component", "notifier"), Registerer: reg}
+	// One reporter for every state file under storage.path.
+	rep := durable.NewReporter(cfg.Storage.Path, opts.Logger.With("component", "state"), reg)
+	deps := Deps{Logger: opts.Logger.With("component", "notifier"), Registerer: reg, Reporter: rep}
 	n, err := opts.NewNotifier(cfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("build notifier: %w", err)
 	}
-	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg}
+	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep}
 	if n != nil {
 		s.notifier = n
 		deps.Notify = n.Notify

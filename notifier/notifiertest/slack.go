@@ -1,7 +1,7 @@
 // Package notifiertest has stand-ins for the notifier's destinations: a
-// server speaking Slack's Web API (chat.postMessage, chat.update) and
-// incoming webhooks, and a webhook sink. They run on loopback httptest
-// servers and record what they receive.
+// server speaking Slack's Web API (chat.postMessage, chat.update,
+// conversations.history) and incoming webhooks, and a webhook sink. They
+// run on loopback httptest servers and record what they receive.
 package notifiertest
 
 import (
@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,10 @@ type SlackCall struct {
 	Blocks   json.RawMessage
 	Status   int    // HTTP status answered
 	Error    string // ok:false error answered, if any
+	// Metadata is the message metadata sent with chat.postMessage.
+	Metadata *SlackMetadata
+	// Form holds the arguments of conversations.history.
+	Form url.Values
 }
 
 // SlackReply scripts the answer to one upcoming call.
@@ -49,6 +54,7 @@ type Slack struct {
 	messages map[string]*SlackCall // channel/ts -> current state
 	seq      int
 	changed  chan struct{}
+	holds    map[string][]chan struct{} // method -> answers to hold
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -69,7 +75,7 @@ func NewSlackHandler(token string) *Slack {
 }
 
 // ServeHTTP answers one request as Slack would.
-func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r) }
+func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serveHeld(w, r) }
 
 func (s *Slack) base() string {
 	if s.srv == nil {
@@ -180,6 +186,7 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		if b := r.PostForm.Get("blocks"); b != "" {
 			call.Blocks = json.RawMessage(b)
 		}
+		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
 	}
 
 	s.mu.Lock()
@@ -219,7 +226,7 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	case "chat.postMessage":
 		s.seq++
 		ch := channelID(call.Channel)
-		call.TS = fmt.Sprintf("1700000000.%06d", s.seq)
+		call.TS = fmt.Sprintf("%d.%06d", time.Now().Unix(), s.seq)
 		stored := call
 		s.messages[ch+"/"+call.TS] = &stored
 		s.record(call)
@@ -235,6 +242,8 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		m.Text, m.Blocks = call.Text, call.Blocks
 		s.record(call)
 		writeJSON(w, map[string]any{"ok": true, "channel": call.Channel, "ts": call.TS, "text": call.Text})
+	case "conversations.history":
+		s.history(w, r, call)
 	default:
 		call.Error = "unknown_method"
 		s.record(call)

@@ -1,0 +1,159 @@
+package notifiertest
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// SlackMetadata is a message's metadata (chat.postMessage's metadata
+// argument), returned by conversations.history with include_all_metadata.
+type SlackMetadata struct {
+	EventType    string         `json:"event_type"`
+	EventPayload map[string]any `json:"event_payload"`
+}
+
+func parseMetadata(s string) *SlackMetadata {
+	if s == "" {
+		return nil
+	}
+	var m SlackMetadata
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil
+	}
+	return &m
+}
+
+// HoldNext makes the next call of method (chat.postMessage, ...) be
+// handled as usual (recorded, its message stored) while its answer is
+// held until release is called, or the client gives up waiting: what
+// Slack does when the process posting is killed before the answer
+// arrives. Call release before the test ends.
+func (s *Slack) HoldNext(method string) (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.holds == nil {
+		s.holds = map[string][]chan struct{}{}
+	}
+	s.holds[method] = append(s.holds[method], ch)
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+func (s *Slack) takeHold(method string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.holds[method]
+	if len(q) == 0 {
+		return nil
+	}
+	s.holds[method] = q[1:]
+	return q[0]
+}
+
+func (s *Slack) serveHeld(w http.ResponseWriter, r *http.Request) {
+	method := "webhook"
+	if m, ok := strings.CutPrefix(r.URL.Path, "/api/"); ok {
+		method = m
+	}
+	hold := s.takeHold(method)
+	if hold == nil {
+		s.serve(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	s.serve(rec, r)
+	select {
+	case <-hold:
+	case <-r.Context().Done():
+		return
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// history answers conversations.history as Slack does: the channel's
+// messages (not thread replies) between oldest and latest, newest first,
+// at most limit (default 100), with their metadata when
+// include_all_metadata is set. The channel must be an ID. Called with
+// s.mu held.
+func (s *Slack) history(w http.ResponseWriter, r *http.Request, call SlackCall) {
+	call.Form = r.PostForm
+	if !isChannelID(call.Channel) {
+		call.Error = "channel_not_found"
+		s.record(call)
+		writeJSON(w, map[string]any{"ok": false, "error": call.Error})
+		return
+	}
+	f := r.PostForm
+	inclusive := truthy(f.Get("inclusive"))
+	oldest, latest := parseTS(f.Get("oldest")), int64(-1)
+	if l := f.Get("latest"); l != "" {
+		latest = parseTS(l)
+	}
+	limit, _ := strconv.Atoi(f.Get("limit"))
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 999)
+	var msgs []*SlackCall
+	for key, m := range s.messages {
+		if !strings.HasPrefix(key, call.Channel+"/") || m.ThreadTS != "" {
+			continue
+		}
+		ts := parseTS(m.TS)
+		if ts < oldest || latest >= 0 && ts > latest || !inclusive && (ts == oldest || ts == latest) {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	slices.SortFunc(msgs, func(a, b *SlackCall) int { return cmp.Compare(parseTS(b.TS), parseTS(a.TS)) })
+	more := len(msgs) > limit
+	if more {
+		msgs = msgs[:limit]
+	}
+	out := make([]map[string]any, 0, len(msgs))
+	for _, m := range msgs {
+		o := map[string]any{"type": "message", "ts": m.TS, "text": m.Text}
+		if truthy(f.Get("include_all_metadata")) && m.Metadata != nil {
+			o["metadata"] = m.Metadata
+		}
+		out = append(out, o)
+	}
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": true, "messages": out, "has_more": more})
+}
+
+// isChannelID reports whether s looks like a Slack conversation ID
+// (C..., G..., D...), not a name.
+func isChannelID(s string) bool {
+	if len(s) < 2 || !strings.ContainsRune("CGD", rune(s[0])) {
+		return false
+	}
+	for _, c := range s[1:] {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func truthy(s string) bool { return s == "1" || s == "true" }
+
+// parseTS reads a Slack timestamp ("1700000000.000123") as microseconds.
+func parseTS(s string) int64 {
+	sec, frac, _ := strings.Cut(s, ".")
+	n, _ := strconv.ParseInt(sec, 10, 64)
+	frac = (frac + "000000")[:6]
+	u, _ := strconv.ParseInt(frac, 10, 64)
+	return n*1_000_000 + u
+}
