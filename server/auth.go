@@ -1,9 +1,9 @@
 package server
 
 import (
-	"crypto/subtle"
 	"net/http"
-	"strings"
+
+	"github.com/pagedhq/paged/internal/httpauth"
 )
 
 // requireToken guards every mutating request (anything but GET, HEAD and
@@ -20,8 +20,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+		if !httpauth.CheckBearer(r, want) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
 			http.Error(w, "unauthorized: this endpoint needs the bearer token of web.auth_token_file", http.StatusUnauthorized)
 			return
