@@ -32,6 +32,12 @@ const (
 	DefaultRetention          = 24 * time.Hour
 	DefaultMetricsPath        = "/metrics"
 	DefaultScheme             = "http"
+	// DefaultMaxRequestBodyBytes bounds every request body (web.max_request_body_bytes).
+	DefaultMaxRequestBodyBytes = 4 << 20
+	// DefaultMaxHeaderBytes bounds the request line and headers (web.max_header_bytes).
+	DefaultMaxHeaderBytes = 1 << 20
+	// DefaultMaxAlertsPerRequest bounds POST /api/v2/alerts (web.max_alerts_per_request).
+	DefaultMaxAlertsPerRequest = 10000
 )
 
 // Datasource types.
@@ -139,6 +145,12 @@ type WebConfig struct {
 	AuthTokenFile string
 	// RunbooksDir is a directory of markdown runbooks served at /runbooks/.
 	RunbooksDir string
+	// MaxRequestBodyBytes bounds every request body; larger ones get 413.
+	MaxRequestBodyBytes int64
+	// MaxHeaderBytes is http.Server.MaxHeaderBytes.
+	MaxHeaderBytes int64
+	// MaxAlertsPerRequest bounds the alerts of one POST /api/v2/alerts.
+	MaxAlertsPerRequest int
 
 	authToken string // content of AuthTokenFile, never printed
 }
@@ -252,6 +264,9 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					d.authTokenFile(n, key, dir, &cfg.Web)
 				}},
 				field{"runbooks_dir", d.directory(&cfg.Web.RunbooksDir, dir)},
+				field{"max_request_body_bytes", d.byteSize(&cfg.Web.MaxRequestBodyBytes)},
+				field{"max_header_bytes", d.byteSize(&cfg.Web.MaxHeaderBytes)},
+				field{"max_alerts_per_request", d.positiveInt(&cfg.Web.MaxAlertsPerRequest)},
 			)
 		}},
 		field{"cluster", func(n *yaml.Node, key string) {
@@ -324,7 +339,12 @@ func defaultConfig() *Config {
 			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
 		},
 		Storage: StorageConfig{Path: DefaultStoragePath},
-		Web:     WebConfig{ListenAddress: DefaultListenAddress},
+		Web: WebConfig{
+			ListenAddress:       DefaultListenAddress,
+			MaxRequestBodyBytes: DefaultMaxRequestBodyBytes,
+			MaxHeaderBytes:      DefaultMaxHeaderBytes,
+			MaxAlertsPerRequest: DefaultMaxAlertsPerRequest,
+		},
 		Cluster: defaultClusterConfig(),
 	}
 }

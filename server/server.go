@@ -140,6 +140,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.registry }
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requireToken)
+	r.Use(s.limitRequests)
 	r.Get("/-/healthy", s.handleHealthy)
 	r.Head("/-/healthy", s.handleHealthy)
 	r.Get("/-/ready", s.handleReady)
@@ -193,6 +194,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    int(s.Config().Web.MaxHeaderBytes),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	wg.Add(1)
