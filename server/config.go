@@ -73,6 +73,9 @@ type Config struct {
 	// sections holds each top-level block re-encoded after ${ENV}
 	// expansion, to tell which blocks a reload changes.
 	sections map[string]string
+	// externalURLDefault: global.external_url is not set, so its scheme
+	// follows the web configuration's TLS.
+	externalURLDefault bool
 }
 
 // GlobalConfig is the global: block.
@@ -82,7 +85,8 @@ type GlobalConfig struct {
 	// notifier (Prometheus's --rules.alert.resend-delay). Default 1m.
 	ResendDelay time.Duration
 	// ExternalURL is the base of UI, silence and runbook links. Default:
-	// http://{web.listen_address}.
+	// http://{web.listen_address}, https:// when the web configuration
+	// file turns TLS on.
 	ExternalURL    *url.URL
 	ExternalLabels labels.Labels
 }
@@ -145,6 +149,10 @@ type WebConfig struct {
 	AuthTokenFile string
 	// RunbooksDir is a directory of markdown runbooks served at /runbooks/.
 	RunbooksDir string
+	// ConfigFile is an exporter-toolkit web configuration file (TLS, basic
+	// auth, response headers), as Prometheus's --web.config.file. Empty:
+	// plain HTTP. Options.WebConfigFile overrides it.
+	ConfigFile string
 	// MaxRequestBodyBytes bounds every request body; larger ones get 413.
 	MaxRequestBodyBytes int64
 	// MaxHeaderBytes is http.Server.MaxHeaderBytes.
@@ -264,6 +272,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					d.authTokenFile(n, key, dir, &cfg.Web)
 				}},
 				field{"runbooks_dir", d.directory(&cfg.Web.RunbooksDir, dir)},
+				field{"config_file", d.webConfigFile(&cfg.Web.ConfigFile, dir)},
 				field{"max_request_body_bytes", d.byteSize(&cfg.Web.MaxRequestBodyBytes)},
 				field{"max_header_bytes", d.byteSize(&cfg.Web.MaxHeaderBytes)},
 				field{"max_alerts_per_request", d.positiveInt(&cfg.Web.MaxAlertsPerRequest)},
@@ -311,8 +320,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	cfg.Global.ExternalLabels = labels.FromMap(externalLabels)
 	if externalURL == nil {
 		externalURL = &url.URL{Scheme: "http", Host: cfg.Web.ListenAddress}
+		cfg.externalURLDefault = true
 	}
 	cfg.Global.ExternalURL = externalURL
+	cfg.defaultExternalScheme()
 	cfg.RunbookBaseURL = runbookBase
 	if !filepath.IsAbs(cfg.Storage.Path) {
 		cfg.Storage.Path = filepath.Join(dir, cfg.Storage.Path)

@@ -56,6 +56,7 @@ func (c *Config) Redacted() (string, error) {
 			ListenAddress       string `yaml:"listen_address"`
 			AuthTokenFile       string `yaml:"auth_token_file,omitempty"`
 			RunbooksDir         string `yaml:"runbooks_dir,omitempty"`
+			ConfigFile          string `yaml:"config_file,omitempty"`
 			MaxRequestBodyBytes int64  `yaml:"max_request_body_bytes"`
 			MaxHeaderBytes      int64  `yaml:"max_header_bytes"`
 			MaxAlertsPerRequest int    `yaml:"max_alerts_per_request"`
@@ -101,6 +102,7 @@ func (c *Config) Redacted() (string, error) {
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
 	v.Web.RunbooksDir = c.Web.RunbooksDir
+	v.Web.ConfigFile = c.Web.ConfigFile
 	v.Web.MaxRequestBodyBytes = c.Web.MaxRequestBodyBytes
 	v.Web.MaxHeaderBytes = c.Web.MaxHeaderBytes
 	v.Web.MaxAlertsPerRequest = c.Web.MaxAlertsPerRequest

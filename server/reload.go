@@ -51,6 +51,7 @@ func (s *Server) reload() error {
 	if err != nil {
 		return err
 	}
+	cfg.useWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
 		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, global.evaluation_interval, global.external_labels, notifier, web.auth_token_file, web.runbooks_dir, web.max_request_body_bytes and web.max_alerts_per_request)", strings.Join(changed, ", "))
 	}
@@ -84,6 +85,9 @@ func restartRequired(old, cfg *Config) []string {
 	}
 	if old.Web.ListenAddress != cfg.Web.ListenAddress {
 		out = append(out, "web.listen_address")
+	}
+	if old.Web.ConfigFile != cfg.Web.ConfigFile {
+		out = append(out, "web.config_file")
 	}
 	if old.Web.MaxHeaderBytes != cfg.Web.MaxHeaderBytes {
 		out = append(out, "web.max_header_bytes")
