@@ -50,7 +50,7 @@ func newSlack(c *SlackConfig, tmpl *template.Template, links linkBuilder, stale 
 			return nil, fmt.Errorf("template: %w", err)
 		}
 	}
-	return &slackNotifier{conf: c, tmpl: tmpl, links: links, stale: stale, client: client, logger: logger, metrics: m}, nil
+	return &slackNotifier{conf: c, tmpl: tmpl, links: links, stale: stale, client: slackClient(client, c), logger: logger, metrics: m}, nil
 }
 
 // SendResolved implements notify.ResolvedSender; paged defaults to true.
