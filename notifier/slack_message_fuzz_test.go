@@ -21,11 +21,12 @@ import (
 // refuses the whole message when one of them is exceeded, so a page
 // would be lost.
 func FuzzRenderSlack(f *testing.F) {
-	f.Add("KVCacheSaturated", "instance", "vllm-0:8000", "KV cache at 97%", "Requests queue.", "vllm/KV.md", "https://grafana.example/d/x", "http://prom.example/graph", "", "", uint8(1), false)
-	f.Add("A", "x", strings.Repeat("é", 3000), strings.Repeat("<&>", 2000), strings.Repeat("d", 5000), "https://r.example/"+strings.Repeat("p", 4000), "javascript:alert(1)", "", strings.Repeat("T", 300), strings.Repeat("t", 4000), uint8(60), false)
-	f.Add("", "", "", "", "", "", "", "", "", "", uint8(0), true)
-	f.Add("B\xff\xfe", "a\x00b", "\xff", "*bold* _it_ `code` <!channel>", "\n\n\n", "../../etc", "https://", "http://[::1]:9090/graph?g0.expr="+strings.Repeat("%", 3100), "🔥", "", uint8(25), true)
-	f.Add(strings.Repeat("N", 200), strings.Repeat("k", 100), "v", "s", "d", "%zz", "ftp://x", "https://x", "", "", uint8(255), false)
+	f.Add("KVCacheSaturated", "instance", "vllm-0:8000", "KV cache at 97%", "Requests queue.", "vllm/KV.md", "https://grafana.example/d/x", "http://prom.example/graph", "", "", uint8(1), false, uint8(0))
+	f.Add("A", "x", "é", "<&>", "d", "https://r.example/p", "javascript:alert(1)", "", "T", "t", uint8(60), false, uint8(255))
+	f.Add("", "", "", "", "", "", "", "", "", "", uint8(0), true, uint8(0))
+	f.Add("B\xff\xfe", "a\x00b", "\xff", "*bold* _it_ `code` <!channel>", "\n\n\n", "../../etc", "https://", "http://[::1]:9090/graph?g0.expr=%", "🔥", "", uint8(25), true, uint8(100))
+	f.Add("NNNNNNNNNN", "kkkkkkkkkk", "v", "s", "d", "%zz", "ftp://x", "https://x", "", "", uint8(255), false, uint8(30))
+	f.Add(">", "", "", "0", "0", "0", "0", "", "", "", uint8('X'), true, uint8(0))
 
 	links := linkBuilder{external: &url.URL{Scheme: "http", Host: "paged.example:9095"}}
 	tmpl, err := template.FromGlobs(nil)
@@ -33,7 +34,15 @@ func FuzzRenderSlack(f *testing.F) {
 		f.Fatal(err)
 	}
 	tmpl.ExternalURL = links.external
-	f.Fuzz(func(t *testing.T, name, key, value, summary, desc, runbook, dashboard, generator, title, text string, n uint8, resolved bool) {
+	f.Fuzz(func(t *testing.T, name, key, value, summary, desc, runbook, dashboard, generator, title, text string, n uint8, resolved bool, rep uint8) {
+		// Long texts from short inputs: the corpus stays small, the
+		// fuzzer fast, and every limit is within reach (rep up to 256
+		// times the input).
+		long := func(s string) string { return strings.Repeat(s, int(rep)+1) }
+		name, value, summary, desc, title, text = long(name), long(value), long(summary), long(desc), long(title), long(text)
+		if rep > 0 {
+			runbook, dashboard, generator = runbook+long("/r"), dashboard+long("/d"), generator+long("/g")
+		}
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		count := int(n%60) + 1
 		alerts := make([]*alert.Alert, 0, count)
