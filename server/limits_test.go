@@ -159,7 +159,17 @@ func TestBodyLimitAlerts(t *testing.T) {
 		t.Fatalf("alerts stored from refused bodies: %v", got)
 	}
 
-	// Exactly at the limit, both ways: accepted and stored.
+	// One byte over the limit is refused, exactly at the limit is
+	// accepted and stored, both ways.
+	for _, chunked := range []bool{false, true} {
+		var r io.Reader = strings.NewReader(padTo(t, strings.ReplaceAll(alertsBody(3, 10), "Limit", "Over"), limit+1))
+		if chunked {
+			r = onlyReader{r}
+		}
+		if code, _ := call(t, nil, http.MethodPost, base+"/api/v2/alerts", r, nil); code != http.StatusRequestEntityTooLarge {
+			t.Errorf("POST of limit+1 bytes (chunked %v) = %d, want 413", chunked, code)
+		}
+	}
 	for _, chunked := range []bool{false, true} {
 		at := padTo(t, alertsBody(3, 10), limit)
 		var r io.Reader = strings.NewReader(at)
@@ -173,8 +183,8 @@ func TestBodyLimitAlerts(t *testing.T) {
 	if got := storedAlerts(t, base); fmt.Sprint(sorted(got)) != "[Limit0 Limit1 Limit2]" {
 		t.Errorf("stored alerts = %v, want Limit0..2", got)
 	}
-	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "body_too_large"); got != 2 {
-		t.Errorf("paged_http_requests_rejected_total{reason=body_too_large} = %v, want 2", got)
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "body_too_large"); got != 4 {
+		t.Errorf("paged_http_requests_rejected_total{reason=body_too_large} = %v, want 4", got)
 	}
 }
 
