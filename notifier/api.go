@@ -1,10 +1,10 @@
 package notifier
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/pagedhq/paged/internal/httpauth"
 )
 
 // APIHandler serves Alertmanager's API v2 over the notifier's own state:
@@ -13,14 +13,13 @@ import (
 // amtool --alertmanager.url works against paged. Paths are absolute: mount
 // the handler at /api/v2/ without stripping the prefix. When
 // Options.AuthToken is set, every request that changes state needs
-// "Authorization: Bearer <token>".
+// "Authorization: Bearer <token>" (the scheme in any case).
 func (n *Notifier) APIHandler() http.Handler {
 	h := n.silenceChangesDurable(n.api.Handler)
 	token := n.opts.AuthToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			if !httpauth.CheckBearer(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
 				http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 				return

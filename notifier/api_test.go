@@ -239,3 +239,31 @@ func TestAPIUnderChiMount(t *testing.T) {
 		}
 	}
 }
+
+// The bearer scheme is case-insensitive (RFC 7235): amtool and curl users
+// write "bearer" too. A wrong token stays refused whatever the case.
+func TestAPITokenSchemeCaseInsensitive(t *testing.T) {
+	n := start(t, fmt.Sprintf(tinyRoute, "x")+"receivers: [{name: x}]\n", Options{AuthToken: "tok-ci"})
+	url := serveAPI(t, n.Notifier)
+	for _, tc := range []struct {
+		header string
+		want   int
+	}{
+		{"bearer tok-ci", http.StatusBadRequest}, // past the guard: the body is broken
+		{"BEARER  tok-ci", http.StatusBadRequest},
+		{"bearer tok-cx", http.StatusUnauthorized},
+		{"Basic tok-ci", http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url+"/api/v2/silences", strings.NewReader(`{"matchers":[`))
+		req.Header.Set("Authorization", tc.header)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("POST /api/v2/silences with %q: %d, want %d", tc.header, resp.StatusCode, tc.want)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func newSlack(c *SlackConfig, idx int, tmpl *template.Template, links linkBuilde
 			return nil, fmt.Errorf("template: %w", err)
 		}
 	}
-	return &slackNotifier{conf: c, idx: idx, tmpl: tmpl, links: links, stale: stale, journal: journal, client: client, logger: logger, metrics: m}, nil
+	return &slackNotifier{conf: c, idx: idx, tmpl: tmpl, links: links, stale: stale, journal: journal, client: slackClient(client, c), logger: logger, metrics: m}, nil
 }
 
 // SendResolved implements notify.ResolvedSender; paged defaults to true.

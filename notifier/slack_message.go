@@ -87,12 +87,16 @@ func renderSlack(in messageInput) slackMessage {
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, slackMaxHeader), true, false)),
 	}
 
+	// The configured text is the operator's mrkdwn; annotations come from
+	// the monitored systems and are escaped, so that <!channel> in one
+	// pings nobody.
 	summary := in.text
 	if summary == "" {
 		summary = d.CommonAnnotations["summary"]
 		if summary == "" && len(d.Alerts) == 1 {
 			summary = d.Alerts[0].Annotations["summary"]
 		}
+		summary = escapeMrkdwn(summary)
 	}
 	if summary != "" {
 		blocks = append(blocks, slack.NewSectionBlock(
@@ -134,7 +138,7 @@ func renderSlack(in messageInput) slackMessage {
 		blocks = append(blocks[:slackMaxBlocks-1], slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "+ more not shown", false, false)))
 	}
 
-	fallback := fmt.Sprintf("%s %s: %s", status, name, summary)
+	fallback := fmt.Sprintf("%s %s: %s", status, escapeMrkdwn(name), summary)
 	return slackMessage{Text: truncate(strings.TrimSuffix(fallback, ": "), slackMaxFallback), Blocks: blocks}
 }
 
@@ -156,7 +160,7 @@ func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Bl
 			break
 		}
 		fields = append(fields, slack.NewTextBlockObject(slack.MarkdownType,
-			truncate(fmt.Sprintf("*%s*\n%s", k, escapeMrkdwn(a.Labels[k])), slackMaxField), false, false))
+			truncate(fmt.Sprintf("*%s*\n%s", escapeMrkdwn(k), escapeMrkdwn(a.Labels[k])), slackMaxField), false, false))
 	}
 	blocks := []slack.Block{slack.NewSectionBlock(
 		slack.NewTextBlockObject(slack.MarkdownType, truncate(text, slackMaxSectionText), false, false), fields, nil)}

@@ -1,13 +1,15 @@
 package server
 
 import (
-	"crypto/subtle"
 	"net/http"
-	"strings"
+
+	"github.com/pagedhq/paged/internal/httpauth"
 )
 
 // requireToken guards every mutating request (anything but GET, HEAD and
 // OPTIONS) with the bearer token of web.auth_token_file, when one is set.
+// With basic_auth_users in the web configuration file, a request that
+// passed basic auth needs no token.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -20,8 +22,10 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+		// A request carries one Authorization header: one that passed
+		// the web configuration's basic auth cannot also carry the
+		// token, and is trusted to change state.
+		if !httpauth.CheckBearer(r, want) && !s.passedBasicAuth(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
 			http.Error(w, "unauthorized: this endpoint needs the bearer token of web.auth_token_file", http.StatusUnauthorized)
 			return

@@ -32,6 +32,12 @@ const (
 	DefaultRetention          = 24 * time.Hour
 	DefaultMetricsPath        = "/metrics"
 	DefaultScheme             = "http"
+	// DefaultMaxRequestBodyBytes bounds every request body (web.max_request_body_bytes).
+	DefaultMaxRequestBodyBytes = 4 << 20
+	// DefaultMaxHeaderBytes bounds the request line and headers (web.max_header_bytes).
+	DefaultMaxHeaderBytes = 1 << 20
+	// DefaultMaxAlertsPerRequest bounds POST /api/v2/alerts (web.max_alerts_per_request).
+	DefaultMaxAlertsPerRequest = 10000
 )
 
 // Datasource types.
@@ -67,6 +73,9 @@ type Config struct {
 	// sections holds each top-level block re-encoded after ${ENV}
 	// expansion, to tell which blocks a reload changes.
 	sections map[string]string
+	// externalURLDefault: global.external_url is not set, so its scheme
+	// follows the web configuration's TLS.
+	externalURLDefault bool
 }
 
 // GlobalConfig is the global: block.
@@ -76,7 +85,8 @@ type GlobalConfig struct {
 	// notifier (Prometheus's --rules.alert.resend-delay). Default 1m.
 	ResendDelay time.Duration
 	// ExternalURL is the base of UI, silence and runbook links. Default:
-	// http://{web.listen_address}.
+	// http://{web.listen_address}, https:// when the web configuration
+	// file turns TLS on.
 	ExternalURL    *url.URL
 	ExternalLabels labels.Labels
 }
@@ -139,6 +149,16 @@ type WebConfig struct {
 	AuthTokenFile string
 	// RunbooksDir is a directory of markdown runbooks served at /runbooks/.
 	RunbooksDir string
+	// ConfigFile is an exporter-toolkit web configuration file (TLS, basic
+	// auth, response headers), as Prometheus's --web.config.file. Empty:
+	// plain HTTP. Options.WebConfigFile overrides it.
+	ConfigFile string
+	// MaxRequestBodyBytes bounds every request body; larger ones get 413.
+	MaxRequestBodyBytes int64
+	// MaxHeaderBytes is http.Server.MaxHeaderBytes.
+	MaxHeaderBytes int64
+	// MaxAlertsPerRequest bounds the alerts of one POST /api/v2/alerts.
+	MaxAlertsPerRequest int
 
 	authToken string // content of AuthTokenFile, never printed
 }
@@ -252,6 +272,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					d.authTokenFile(n, key, dir, &cfg.Web)
 				}},
 				field{"runbooks_dir", d.directory(&cfg.Web.RunbooksDir, dir)},
+				field{"config_file", d.webConfigFile(&cfg.Web.ConfigFile, dir)},
+				field{"max_request_body_bytes", d.byteSize(&cfg.Web.MaxRequestBodyBytes)},
+				field{"max_header_bytes", d.byteSize(&cfg.Web.MaxHeaderBytes)},
+				field{"max_alerts_per_request", d.positiveInt(&cfg.Web.MaxAlertsPerRequest)},
 			)
 		}},
 		field{"cluster", func(n *yaml.Node, key string) {
@@ -296,8 +320,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	cfg.Global.ExternalLabels = labels.FromMap(externalLabels)
 	if externalURL == nil {
 		externalURL = &url.URL{Scheme: "http", Host: cfg.Web.ListenAddress}
+		cfg.externalURLDefault = true
 	}
 	cfg.Global.ExternalURL = externalURL
+	cfg.defaultExternalScheme()
 	cfg.RunbookBaseURL = runbookBase
 	if !filepath.IsAbs(cfg.Storage.Path) {
 		cfg.Storage.Path = filepath.Join(dir, cfg.Storage.Path)
@@ -324,7 +350,12 @@ func defaultConfig() *Config {
 			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
 		},
 		Storage: StorageConfig{Path: DefaultStoragePath},
-		Web:     WebConfig{ListenAddress: DefaultListenAddress},
+		Web: WebConfig{
+			ListenAddress:       DefaultListenAddress,
+			MaxRequestBodyBytes: DefaultMaxRequestBodyBytes,
+			MaxHeaderBytes:      DefaultMaxHeaderBytes,
+			MaxAlertsPerRequest: DefaultMaxAlertsPerRequest,
+		},
 		Cluster: defaultClusterConfig(),
 	}
 }

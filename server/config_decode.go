@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/alecthomas/units"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 )
@@ -246,6 +247,39 @@ func (d *decoder) positiveInt(dst *int) func(*yaml.Node, string) {
 			return
 		}
 		*dst = v
+	}
+}
+
+// maxByteSize keeps a size within what an int holds on any platform, so
+// web.max_header_bytes fits http.Server.MaxHeaderBytes.
+const maxByteSize = 1<<31 - 1
+
+// byteSize parses a size in bytes: a whole number, or a number with a
+// base-2 unit as Prometheus writes them ("512KiB", "4MiB", "1GiB"; "KB" and
+// "MB" are base 2 too). It must be greater than 0.
+func (d *decoder) byteSize(dst *int64) func(*yaml.Node, string) {
+	return func(n *yaml.Node, key string) {
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, key, "expected a size such as 4MiB, got %s", kindName(n))
+			return
+		}
+		text := strings.TrimSpace(n.Value)
+		v, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			var b units.Base2Bytes
+			b, err = units.ParseBase2Bytes(text)
+			v = int64(b)
+		}
+		switch {
+		case err != nil:
+			d.errorf(n, key, "invalid size %s (use bytes or a unit: 512KiB, 4MiB, 1GiB)", d.quote(n))
+		case v <= 0:
+			d.errorf(n, key, "must be greater than 0")
+		case v > maxByteSize:
+			d.errorf(n, key, "must be at most 2GiB-1 (%d bytes)", maxByteSize)
+		default:
+			*dst = v
+		}
 	}
 }
 

@@ -53,9 +53,13 @@ func (c *Config) Redacted() (string, error) {
 			Path string `yaml:"path"`
 		} `yaml:"storage"`
 		Web struct {
-			ListenAddress string `yaml:"listen_address"`
-			AuthTokenFile string `yaml:"auth_token_file,omitempty"`
-			RunbooksDir   string `yaml:"runbooks_dir,omitempty"`
+			ListenAddress       string `yaml:"listen_address"`
+			AuthTokenFile       string `yaml:"auth_token_file,omitempty"`
+			RunbooksDir         string `yaml:"runbooks_dir,omitempty"`
+			ConfigFile          string `yaml:"config_file,omitempty"`
+			MaxRequestBodyBytes int64  `yaml:"max_request_body_bytes"`
+			MaxHeaderBytes      int64  `yaml:"max_header_bytes"`
+			MaxAlertsPerRequest int    `yaml:"max_alerts_per_request"`
 		} `yaml:"web"`
 		Cluster  *clusterView `yaml:"cluster,omitempty"`
 		Notifier *yaml.Node   `yaml:"notifier,omitempty"`
@@ -98,6 +102,10 @@ func (c *Config) Redacted() (string, error) {
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
 	v.Web.RunbooksDir = c.Web.RunbooksDir
+	v.Web.ConfigFile = c.Web.ConfigFile
+	v.Web.MaxRequestBodyBytes = c.Web.MaxRequestBodyBytes
+	v.Web.MaxHeaderBytes = c.Web.MaxHeaderBytes
+	v.Web.MaxAlertsPerRequest = c.Web.MaxAlertsPerRequest
 	if c.Cluster.Enabled() {
 		v.Cluster = &clusterView{
 			ListenAddress:    c.Cluster.ListenAddress,

@@ -12,6 +12,7 @@ type metrics struct {
 	lastReloadOK      prometheus.Gauge
 	lastReloadSuccess prometheus.Gauge
 	reloads           *prometheus.CounterVec
+	rejected          *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,8 +29,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "paged_config_reloads_total",
 			Help: "Configuration reloads by result (success or failure).",
 		}, []string{"result"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paged_http_requests_rejected_total",
+			Help: "HTTP requests refused with 413 by reason: body_too_large (web.max_request_body_bytes) or too_many_alerts (web.max_alerts_per_request).",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.lastReloadOK, m.lastReloadSuccess, m.reloads)
+	for _, r := range []string{"body_too_large", "too_many_alerts"} {
+		m.rejected.WithLabelValues(r)
+	}
+	reg.MustRegister(m.lastReloadOK, m.lastReloadSuccess, m.reloads, m.rejected)
 	return m
 }
 

@@ -10,11 +10,13 @@ func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
 	if cfg.NotifierConfig == nil {
 		return nil, nil
 	}
+	// No AuthToken: the server's requireToken guards /api/v2 like every
+	// other route, with the token in effect (a reload rotates it) and
+	// knowing about basic auth.
 	opts := notifier.Options{
 		Config:      cfg.NotifierConfig,
 		StoragePath: cfg.Storage.Path,
 		ExternalURL: cfg.Global.ExternalURL.String(),
-		AuthToken:   cfg.Web.authToken,
 		Logger:      deps.Logger,
 		Registerer:  deps.Registerer,
 		Reporter:    deps.Reporter,

@@ -51,8 +51,9 @@ func (s *Server) reload() error {
 	if err != nil {
 		return err
 	}
+	cfg.useWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
-		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, global.evaluation_interval, global.external_labels, notifier, web.auth_token_file and web.runbooks_dir)", strings.Join(changed, ", "))
+		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, global.evaluation_interval, global.external_labels, notifier, web.auth_token_file, web.runbooks_dir, web.max_request_body_bytes and web.max_alerts_per_request)", strings.Join(changed, ", "))
 	}
 	if (old.NotifierConfig == nil) != (cfg.NotifierConfig == nil) {
 		return errors.New("notifier block added or removed: restart paged to apply")
@@ -84,6 +85,12 @@ func restartRequired(old, cfg *Config) []string {
 	}
 	if old.Web.ListenAddress != cfg.Web.ListenAddress {
 		out = append(out, "web.listen_address")
+	}
+	if old.Web.ConfigFile != cfg.Web.ConfigFile {
+		out = append(out, "web.config_file")
+	}
+	if old.Web.MaxHeaderBytes != cfg.Web.MaxHeaderBytes {
+		out = append(out, "web.max_header_bytes")
 	}
 	if old.Global.ExternalURL.String() != cfg.Global.ExternalURL.String() {
 		out = append(out, "global.external_url")

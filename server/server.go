@@ -52,6 +52,10 @@ type Options struct {
 	ReadyCheckInterval time.Duration
 	// ShutdownTimeout bounds the graceful HTTP shutdown (default 10s).
 	ShutdownTimeout time.Duration
+	// WebConfigFile, when set, is the exporter-toolkit web configuration
+	// (TLS, basic auth) instead of web.config_file: paged run's
+	// --web.config.file.
+	WebConfigFile string
 }
 
 // Server is a running paged: configuration, engine, notifier and HTTP API.
@@ -66,6 +70,9 @@ type Server struct {
 
 	reloadMu sync.Mutex // one reload at a time
 	cfg      atomic.Pointer[Config]
+	// webConfig is the web configuration file Serve hands to
+	// exporter-toolkit; "" serves plain HTTP.
+	webConfig string
 }
 
 // New loads the configuration and builds the engine and the notifier. It
@@ -92,13 +99,19 @@ func New(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 10 * time.Second
 	}
+	if opts.WebConfigFile != "" {
+		if err := ValidateWebConfig(opts.WebConfigFile); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := LoadConfig(opts.ConfigFile, opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.useWebConfig(opts.WebConfigFile)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg)}
+	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg), webConfig: cfg.Web.ConfigFile}
 	s.cfg.Store(cfg)
 
 	// One reporter for every state file under storage.path.
@@ -143,6 +156,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.registry }
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requireToken)
+	r.Use(s.limitRequests)
 	r.Get("/-/healthy", s.handleHealthy)
 	r.Head("/-/healthy", s.handleHealthy)
 	r.Get("/-/ready", s.handleReady)
@@ -196,12 +210,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		MaxHeaderBytes:    int(s.Config().Web.MaxHeaderBytes),
+		// TLS handshake failures and the like, in paged's log.
+		ErrorLog:    slog.NewLogLogger(s.logger.With("component", "web").Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.serveHTTP(srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()

@@ -321,7 +321,12 @@ func TestAuthTokenGuardsMutatingEndpoints(t *testing.T) {
 		{"", http.StatusUnauthorized},
 		{"Bearer wrong", http.StatusUnauthorized},
 		{"Basic tok-123", http.StatusUnauthorized},
+		{"bearer tok-1234", http.StatusUnauthorized},
 		{"Bearer tok-123", http.StatusOK},
+		// The scheme is case-insensitive and may be followed by more
+		// than one space (RFC 7235).
+		{"bearer tok-123", http.StatusOK},
+		{"BEARER   tok-123", http.StatusOK},
 	} {
 		h := http.Header{}
 		if tc.header != "" {

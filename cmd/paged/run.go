@@ -19,6 +19,7 @@ type runCmd struct {
 	Config    string `help:"Configuration file." default:"paged.yaml" type:"string"`
 	LogLevel  string `name:"log.level" help:"Log level: debug, info, warn, error." default:"info" enum:"debug,info,warn,error"`
 	LogFormat string `name:"log.format" help:"Log format: text or json." default:"text" enum:"text,json"`
+	WebConfig string `name:"web.config.file" help:"Web configuration file for TLS and basic auth (exporter-toolkit format, as Prometheus's); overrides web.config_file." type:"string"`
 }
 
 func (c *runCmd) Run(e *env) error {
@@ -32,6 +33,12 @@ func (c *runCmd) Run(e *env) error {
 		logger = slog.New(slog.NewJSONHandler(e.stderr, hopts))
 	} else {
 		logger = slog.New(slog.NewTextHandler(e.stderr, hopts))
+	}
+
+	if c.WebConfig != "" {
+		if err := server.ValidateWebConfig(c.WebConfig); err != nil {
+			return usageError("--web.config.file: %v", err)
+		}
 	}
 
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -56,11 +63,12 @@ func (c *runCmd) Run(e *env) error {
 	}()
 
 	err := server.Run(ctx, server.Options{
-		ConfigFile:  c.Config,
-		Getenv:      e.getenv,
-		Logger:      logger,
-		Reload:      reload,
-		AlertOutput: e.stdout,
+		ConfigFile:    c.Config,
+		Getenv:        e.getenv,
+		Logger:        logger,
+		Reload:        reload,
+		AlertOutput:   e.stdout,
+		WebConfigFile: c.WebConfig,
 	})
 	if err == nil {
 		return nil

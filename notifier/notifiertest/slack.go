@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pagedhq/paged/internal/httpauth"
 )
 
 // SlackCall is one request received by the Slack stand-in.
@@ -34,6 +36,11 @@ type SlackCall struct {
 	Metadata *SlackMetadata
 	// Form holds the arguments of conversations.history.
 	Form url.Values
+
+	// Where Token came from: the token= form field, an Authorization:
+	// Bearer header.
+	TokenInForm   bool
+	TokenInHeader bool
 }
 
 // SlackReply scripts the answer to one upcoming call.
@@ -176,8 +183,10 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Token = r.PostForm.Get("token")
+		headerToken, inHeader := httpauth.BearerToken(r.Header)
+		call.TokenInForm, call.TokenInHeader = call.Token != "", inHeader
 		if call.Token == "" {
-			call.Token = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			call.Token = headerToken
 		}
 		call.Channel = r.PostForm.Get("channel")
 		call.TS = r.PostForm.Get("ts")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target of the repository, one after another, for the
+# given number of seconds each (default 10), and fails when any of them
+# finds an input that breaks it. A failing input is written by Go under the
+# package's testdata/fuzz/<FuzzName>/: commit it, and it stays a test case
+# of the ordinary `go test`.
+#
+#   scripts/fuzz.sh        # 10s per target
+#   scripts/fuzz.sh 300    # 5 minutes per target
+set -euo pipefail
+
+secs="${1:-10}"
+case "$secs" in
+'' | *[!0-9]*)
+	echo "usage: $0 [seconds per target]" >&2
+	exit 2
+	;;
+esac
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+export PAGED_SHARED="${PAGED_SHARED:-$here/../shared}"
+
+# Every "func FuzzName(f *testing.F)" in a _test.go file, as "./dir name".
+targets="$(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' . |
+	sed -E 's|^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*|\1 \2|' | sort -u)"
+if [ -z "$targets" ]; then
+	echo "no fuzz targets found" >&2
+	exit 2
+fi
+
+failed=()
+n=0
+while read -r dir name; do
+	n=$((n + 1))
+	echo "== $dir $name (${secs}s)"
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" "$dir" </dev/null; then
+		failed+=("$dir $name")
+	fi
+done <<<"$targets"
+
+if [ "${#failed[@]}" -gt 0 ]; then
+	echo
+	echo "fuzz: ${#failed[@]} of $n targets failed:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
+echo "fuzz: all $n targets ran ${secs}s without a failure"

@@ -1,0 +1,353 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pagedhq/paged/internal/testbin"
+)
+
+// serveConfig writes config (and files) into a temp dir, builds the server
+// with New and runs Serve on a free loopback port until the test ends. It
+// returns the address and the server.
+func serveConfig(t *testing.T, config string, files map[string]string, opts Options) (string, *Server) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		writeFile(t, dir, name, content)
+	}
+	writeFile(t, dir, "paged.yaml", config)
+	var eng *managerEngine
+	opts.ConfigFile = filepath.Join(dir, "paged.yaml")
+	opts.Getenv = noEnv
+	opts.NewEngine = managerFactory(t, &eng)
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String(), s
+}
+
+// call sends one request and returns the status and body.
+func call(t *testing.T, c *http.Client, method, url string, body io.Reader, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if req.Header.Get("Content-Type") == "" && body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// limitsConfig is a server with a notifier (so /api/v2 exists) and the
+// given web block.
+func limitsConfig(web string) string {
+	return configWith("rules/basic.rules.yaml") + uiNotifier + "web:\n" + web
+}
+
+var limitsFiles = map[string]string{"rules/basic.rules.yaml": basicRules}
+
+// alertsBody is a POST /api/v2/alerts body of n alerts whose descriptions
+// are pad bytes long.
+func alertsBody(n, pad int) string {
+	start := time.Now().UTC().Format(time.RFC3339)
+	end := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`{"labels":{"alertname":"Limit%d","severity":"warning"},"annotations":{"description":%q},"startsAt":%q,"endsAt":%q}`,
+			i, strings.Repeat("x", pad), start, end)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// padTo grows the description of the last alert of body so that body is
+// exactly size bytes.
+func padTo(t *testing.T, body string, size int) string {
+	t.Helper()
+	i := strings.LastIndex(body, `"x`)
+	if i < 0 || len(body) > size {
+		t.Fatalf("cannot pad a %d-byte body to %d", len(body), size)
+	}
+	return body[:i+1] + strings.Repeat("x", size-len(body)) + body[i+1:]
+}
+
+// storedAlerts lists the alertnames GET /api/v2/alerts returns.
+func storedAlerts(t *testing.T, base string) []string {
+	t.Helper()
+	code, body := call(t, nil, http.MethodGet, base+"/api/v2/alerts", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/v2/alerts = %d %s", code, body)
+	}
+	var alerts []struct {
+		Labels map[string]string `json:"labels"`
+	}
+	if err := json.Unmarshal([]byte(body), &alerts); err != nil {
+		t.Fatalf("GET /api/v2/alerts: %v\n%s", err, body)
+	}
+	var names []string
+	for _, a := range alerts {
+		names = append(names, a.Labels["alertname"])
+	}
+	return names
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+// onlyReader hides the type of a reader, so that net/http cannot tell its
+// length and sends the body chunked, without Content-Length.
+type onlyReader struct{ io.Reader }
+
+// An alerts body over web.max_request_body_bytes gets 413 with the reason,
+// whether its length is declared or the body is chunked, and none of its
+// alerts is stored; a body of exactly the limit is accepted.
+func TestBodyLimitAlerts(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  max_request_body_bytes: 16KiB\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	const limit = 16 << 10
+	over := alertsBody(40, 500)
+	if len(over) <= limit {
+		t.Fatalf("test body of %d bytes is not over the limit", len(over))
+	}
+	code, body := call(t, nil, http.MethodPost, base+"/api/v2/alerts", strings.NewReader(over), nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than web.max_request_body_bytes (16384 bytes)") {
+		t.Errorf("POST of %d bytes with Content-Length = %d %q, want 413 naming the limit", len(over), code, body)
+	}
+	code, body = call(t, nil, http.MethodPost, base+"/api/v2/alerts", onlyReader{strings.NewReader(over)}, nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "web.max_request_body_bytes") {
+		t.Errorf("chunked POST of %d bytes = %d %q, want 413", len(over), code, body)
+	}
+	if got := storedAlerts(t, base); len(got) != 0 {
+		t.Fatalf("alerts stored from refused bodies: %v", got)
+	}
+
+	// One byte over the limit is refused, exactly at the limit is
+	// accepted and stored, both ways.
+	for _, chunked := range []bool{false, true} {
+		var r io.Reader = strings.NewReader(padTo(t, strings.ReplaceAll(alertsBody(3, 10), "Limit", "Over"), limit+1))
+		if chunked {
+			r = onlyReader{r}
+		}
+		if code, _ := call(t, nil, http.MethodPost, base+"/api/v2/alerts", r, nil); code != http.StatusRequestEntityTooLarge {
+			t.Errorf("POST of limit+1 bytes (chunked %v) = %d, want 413", chunked, code)
+		}
+	}
+	for _, chunked := range []bool{false, true} {
+		at := padTo(t, alertsBody(3, 10), limit)
+		var r io.Reader = strings.NewReader(at)
+		if chunked {
+			r = onlyReader{r}
+		}
+		if code, body := call(t, nil, http.MethodPost, base+"/api/v2/alerts", r, nil); code != http.StatusOK {
+			t.Fatalf("POST of exactly %d bytes (chunked %v) = %d %q, want 200", len(at), chunked, code, body)
+		}
+	}
+	if got := storedAlerts(t, base); fmt.Sprint(sorted(got)) != "[Limit0 Limit1 Limit2]" {
+		t.Errorf("stored alerts = %v, want Limit0..2", got)
+	}
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "body_too_large"); got != 4 {
+		t.Errorf("paged_http_requests_rejected_total{reason=body_too_large} = %v, want 4", got)
+	}
+}
+
+// silencesBody is a POST /api/v2/silences body with a comment of n bytes.
+func silenceBody(n int) string {
+	return fmt.Sprintf(`{"matchers":[{"name":"alertname","value":"X","isRegex":false,"isEqual":true}],"startsAt":%q,"endsAt":%q,"createdBy":"ana","comment":%q}`,
+		time.Now().UTC().Format(time.RFC3339), time.Now().Add(time.Hour).UTC().Format(time.RFC3339), strings.Repeat("c", n))
+}
+
+func silenceCount(t *testing.T, base string) int {
+	t.Helper()
+	code, body := call(t, nil, http.MethodGet, base+"/api/v2/silences", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/v2/silences = %d %s", code, body)
+	}
+	var sils []json.RawMessage
+	if err := json.Unmarshal([]byte(body), &sils); err != nil {
+		t.Fatalf("GET /api/v2/silences: %v\n%s", err, body)
+	}
+	return len(sils)
+}
+
+// The limit holds for every endpoint with a body: an oversized silence
+// is not stored, an oversized DELETE does not expire the silence, an
+// oversized /-/reload does not reload.
+func TestBodyLimitEveryEndpoint(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  max_request_body_bytes: 4096\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	code, body := call(t, nil, http.MethodPost, base+"/api/v2/silences", strings.NewReader(silenceBody(5000)), nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "4096 bytes") {
+		t.Errorf("oversized silence = %d %q, want 413", code, body)
+	}
+	if n := silenceCount(t, base); n != 0 {
+		t.Fatalf("%d silences stored from an oversized body", n)
+	}
+	code, body = call(t, nil, http.MethodPost, base+"/api/v2/silences", strings.NewReader(silenceBody(3000)), nil)
+	if code != http.StatusOK {
+		t.Fatalf("silence under the limit = %d %q", code, body)
+	}
+	var created struct{ SilenceID string }
+	if err := json.Unmarshal([]byte(body), &created); err != nil || created.SilenceID == "" {
+		t.Fatalf("POST /api/v2/silences answer %q: %v", body, err)
+	}
+	if n := silenceCount(t, base); n != 1 {
+		t.Fatalf("%d silences after one accepted, want 1", n)
+	}
+
+	big := strings.NewReader(strings.Repeat("z", 8192))
+	code, _ = call(t, nil, http.MethodDelete, base+"/api/v2/silence/"+created.SilenceID, big, nil)
+	if code != http.StatusRequestEntityTooLarge {
+		t.Errorf("DELETE with an oversized body = %d, want 413", code)
+	}
+	_, list := call(t, nil, http.MethodGet, base+"/api/v2/silences", nil, nil)
+	if !strings.Contains(list, `"state":"active"`) {
+		t.Errorf("silence not active after a refused DELETE: %s", list)
+	}
+
+	code, _ = call(t, nil, http.MethodPost, base+"/-/reload", strings.NewReader(strings.Repeat("z", 8192)), nil)
+	if code != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST /-/reload with an oversized body = %d, want 413", code)
+	}
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_config_reloads_total"); got != 0 {
+		t.Errorf("paged_config_reloads_total = %v after a refused reload, want 0", got)
+	}
+}
+
+// More alerts than web.max_alerts_per_request in one POST: 413, none of
+// them stored; exactly the maximum is accepted.
+func TestMaxAlertsPerRequest(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  max_alerts_per_request: 5\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	code, body := call(t, nil, http.MethodPost, base+"/api/v2/alerts", strings.NewReader(alertsBody(6, 1)), nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "more than web.max_alerts_per_request (5) alerts") {
+		t.Errorf("POST of 6 alerts = %d %q, want 413 naming the limit", code, body)
+	}
+	if got := storedAlerts(t, base); len(got) != 0 {
+		t.Fatalf("alerts stored from a refused request: %v", got)
+	}
+	if code, body := call(t, nil, http.MethodPost, base+"/api/v2/alerts", strings.NewReader(alertsBody(5, 1)), nil); code != http.StatusOK {
+		t.Fatalf("POST of 5 alerts = %d %q, want 200", code, body)
+	}
+	if got := storedAlerts(t, base); len(got) != 5 {
+		t.Errorf("stored %d alerts, want 5: %v", len(got), got)
+	}
+	// A body that is not an array is the API's to refuse, with its 400.
+	if code, _ := call(t, nil, http.MethodPost, base+"/api/v2/alerts", strings.NewReader(`{"labels":{}}`), nil); code != http.StatusBadRequest {
+		t.Errorf("POST of an object = %d, want the API's 400", code)
+	}
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "too_many_alerts"); got != 1 {
+		t.Errorf("paged_http_requests_rejected_total{reason=too_many_alerts} = %v, want 1", got)
+	}
+}
+
+// web.max_header_bytes is the HTTP server's header limit: a request with
+// larger headers gets 431 from net/http.
+func TestMaxHeaderBytes(t *testing.T) {
+	addr, _ := serveConfig(t, limitsConfig("  max_header_bytes: 2KiB\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	h := http.Header{"X-Big": {strings.Repeat("h", 64<<10)}}
+	if code, _ := call(t, nil, http.MethodGet, base+"/-/healthy", nil, h); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("GET with 64KiB of headers = %d, want 431", code)
+	}
+	if code, body := call(t, nil, http.MethodGet, base+"/-/healthy", nil, http.Header{"X-Small": {"h"}}); code != http.StatusOK {
+		t.Errorf("GET with small headers = %d %q", code, body)
+	}
+}
+
+func TestLimitsConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "r.yaml", "groups: []\n")
+	for _, tc := range []struct {
+		web          string
+		body, header int64
+		alerts       int
+	}{
+		{"", DefaultMaxRequestBodyBytes, DefaultMaxHeaderBytes, DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: 512KiB, max_header_bytes: 64KiB, max_alerts_per_request: 7}", 512 << 10, 64 << 10, 7},
+		{"{max_request_body_bytes: 4MiB, max_header_bytes: 1048576}", 4 << 20, 1 << 20, DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: 1.5MiB, max_header_bytes: 8KB}", 3 << 19, 8 << 10, DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: '1000'}", 1000, DefaultMaxHeaderBytes, DefaultMaxAlertsPerRequest},
+	} {
+		conf := "datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\n"
+		if tc.web != "" {
+			conf += "web: " + tc.web + "\n"
+		}
+		cfg, err := ParseConfig([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
+		if err != nil {
+			t.Errorf("web %s: %v", tc.web, err)
+			continue
+		}
+		w := cfg.Web
+		if w.MaxRequestBodyBytes != tc.body || w.MaxHeaderBytes != tc.header || w.MaxAlertsPerRequest != tc.alerts {
+			t.Errorf("web %s = body %d header %d alerts %d, want %d %d %d", tc.web, w.MaxRequestBodyBytes, w.MaxHeaderBytes, w.MaxAlertsPerRequest, tc.body, tc.header, tc.alerts)
+		}
+		red := cfg.Redacted2(t)
+		for _, want := range []string{fmt.Sprintf("max_request_body_bytes: %d\n", tc.body), fmt.Sprintf("max_header_bytes: %d\n", tc.header), fmt.Sprintf("max_alerts_per_request: %d\n", tc.alerts)} {
+			if !strings.Contains(red, want) {
+				t.Errorf("redacted config lacks %q:\n%s", want, red)
+			}
+		}
+	}
+}
+
+// A reload applies new body and alert limits to the running server; a new
+// header limit needs a restart (the HTTP server holds it) and is refused.
+func TestLimitsOnReload(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  max_request_body_bytes: 4096\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	body := silenceBody(6000)
+	if code, _ := call(t, nil, http.MethodPost, base+"/api/v2/silences", strings.NewReader(body), nil); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("silence of %d bytes under a 4096-byte limit = %d, want 413", len(body), code)
+	}
+	writeFile(t, filepath.Dir(s.opts.ConfigFile), "paged.yaml", limitsConfig("  max_request_body_bytes: 8KiB\n"))
+	if code, out := call(t, nil, http.MethodPost, base+"/-/reload", nil, nil); code != http.StatusOK {
+		t.Fatalf("POST /-/reload = %d %q", code, out)
+	}
+	if code, out := call(t, nil, http.MethodPost, base+"/api/v2/silences", strings.NewReader(body), nil); code != http.StatusOK {
+		t.Errorf("silence of %d bytes after raising the limit to 8KiB = %d %q, want 200", len(body), code, out)
+	}
+
+	writeFile(t, filepath.Dir(s.opts.ConfigFile), "paged.yaml", limitsConfig("  max_request_body_bytes: 8KiB\n  max_header_bytes: 4KiB\n"))
+	code, out := call(t, nil, http.MethodPost, base+"/-/reload", nil, nil)
+	if code != http.StatusInternalServerError || !strings.Contains(out, "web.max_header_bytes changed: restart paged to apply") {
+		t.Errorf("reload changing web.max_header_bytes = %d %q, want a restart-required error", code, out)
+	}
+}
