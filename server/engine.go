@@ -27,6 +27,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
+		Reporter:            deps.Reporter,
 	}
 	switch cfg.Datasource.Type {
 	case DatasourceEmbedded:
