@@ -327,11 +327,13 @@ func alertLabels(def *ruleDef, metric labels.Labels) labels.Labels {
 	return b.Labels()
 }
 
-// announceRestored sends the restored firing alerts (and a restored
-// PagedDatasourceDown) once, before the first evaluation: a notifier that
-// restarted with paged holds no alerts until they are sent again. They
-// count as sent (their validity starts over); the receiver's notification
-// log keeps them from being notified twice.
+// announceRestored sends the restored alerts once, before the first
+// evaluation: the firing ones, and the resolved ones Prometheus still
+// re-sends (for 15 minutes after they resolve). A notifier that restarted
+// with paged holds none of them, and may have lost a notification it had
+// not delivered yet. They count as sent (the validity of firing ones
+// starts over); the notifier's notification log keeps them from being
+// notified twice. A restored PagedDatasourceDown goes too.
 func (e *Engine) announceRestored(ctx context.Context, now time.Time) {
 	e.mu.Lock()
 	ext := e.extLabels
@@ -346,17 +348,21 @@ func (e *Engine) announceRestored(ctx context.Context, now time.Time) {
 				continue
 			}
 			def := plan.def(i, r)
-			var firing []*promrules.Alert
+			var due []*promrules.Alert
 			ar.ForEachActiveAlert(func(a *promrules.Alert) {
-				if a.State != promrules.StateFiring || !a.ResolvedAt.IsZero() || a.LastSentAt.IsZero() {
-					return
+				resolved := !a.ResolvedAt.IsZero()
+				if a.State == promrules.StatePending || a.LastSentAt.After(now) || (!resolved && a.LastSentAt.IsZero()) {
+					return // never sent, or never to be sent (primeRule)
 				}
-				a.LastSentAt, a.ValidUntil = now, now.Add(valid)
+				a.LastSentAt = now
+				if !resolved {
+					a.ValidUntil = now.Add(valid)
+				}
 				c := *a
-				firing = append(firing, &c)
+				due = append(due, &c)
 			})
 			expr := ar.Query().String()
-			for _, a := range firing {
+			for _, a := range due {
 				ann := a.Annotations
 				if def != nil {
 					ann = e.x.annotations(ctx, def, a)
@@ -374,7 +380,7 @@ func (e *Engine) announceRestored(ctx context.Context, now time.Time) {
 	}
 	e.mu.Unlock()
 	if len(out) > 0 {
-		e.logger.Info("restored firing alerts sent", "alerts", len(out))
+		e.logger.Info("restored alerts sent", "alerts", len(out))
 		e.opts.Notify(ctx, out)
 	}
 }

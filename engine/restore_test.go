@@ -337,3 +337,50 @@ func TestRestartWithoutHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestAnnounceAfterCrash: an alert that resolved just before a crash is
+// sent resolved again at start (the notifier that crashed with paged may
+// not have delivered the resolution), and a firing one firing; an alert
+// never sent is not.
+func TestAnnounceAfterCrash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ds := enginetest.New(t)
+		defer ds.Close()
+		file := writeFile(t, t.TempDir(), "queue.rules.yaml", queueRules)
+		store := t.TempDir()
+		rec := &recorder{}
+		e1 := start(t, engine.Options{Datasource: ds, StoragePath: store, Notify: rec.notify}, []string{file}, settings())
+		for range 9 {
+			ds.Set(t, `queue_depth{instance="gone"}`, time.Now(), 12)
+			ds.Set(t, `queue_depth{instance="stays"}`, time.Now(), 12)
+			time.Sleep(10 * time.Second)
+		}
+		ds.Set(t, `queue_depth{instance="late"}`, time.Now(), 12) // pending only
+		ds.Clear(t, `queue_depth{instance="gone"}`, time.Now())
+		ds.Set(t, `queue_depth{instance="stays"}`, time.Now(), 12)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		sent := map[string]bool{}
+		for _, a := range named(rec.take(), "QueueBacklog") {
+			sent[a.Labels.Get("instance")+map[bool]string{true: " resolved", false: " firing"}[a.Resolved(time.Now())]] = true
+		}
+		if !sent["gone firing"] || !sent["gone resolved"] || !sent["stays firing"] {
+			t.Fatalf("before the crash: %v", sent)
+		}
+		crash := copyDir(t, store)
+		e1.stop()
+
+		rec2 := &recorder{}
+		e2 := start(t, engine.Options{Datasource: ds, StoragePath: crash, Notify: rec2.notify}, []string{file}, settings())
+		defer e2.stop()
+		synctest.Wait() // Run has started; no evaluation yet
+		got := map[string]bool{}
+		for _, a := range named(rec2.take(), "QueueBacklog") {
+			got[a.Labels.Get("instance")+map[bool]string{true: " resolved", false: " firing"}[a.Resolved(time.Now())]] = true
+		}
+		want := map[string]bool{"gone resolved": true, "stays firing": true}
+		if len(got) != len(want) || !got["gone resolved"] || !got["stays firing"] {
+			t.Errorf("sent at start: %v, want %v", got, want)
+		}
+	})
+}
