@@ -140,7 +140,7 @@ func (r *Reporter) Corrupted(path, movedTo string, reason error) {
 	}
 	r.corruptions.WithLabelValues(r.Rel(path)).Inc()
 	r.logger.Error("state file unreadable, moved aside; paged goes on with what it could read",
-		"file", path, "moved_to", movedTo, "reason", reason)
+		"file", absPath(path), "moved_to", absPath(movedTo), "reason", reason)
 }
 
 // WriteFailed records a failed write of path; the caller keeps the state
@@ -158,7 +158,7 @@ func (r *Reporter) WriteFailed(path string, err error, now time.Time) {
 	}
 	r.mu.Unlock()
 	if !was {
-		r.logger.Error("writing state failed; state is kept in memory and the write retried", "file", path, "err", err)
+		r.logger.Error("writing state failed; state is kept in memory and the write retried", "file", absPath(path), "err", err)
 	}
 }
 
@@ -175,6 +175,17 @@ func (r *Reporter) WriteRecovered(path string) {
 	if was {
 		r.logger.Info("state written again", "file", path, "failing_since", f.Since)
 	}
+}
+
+// absPath is path made absolute for logs ("" stays "").
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }
 
 // Failing returns the files that cannot be written now, sorted.
