@@ -131,6 +131,9 @@ func (b *builtinAlerts) current(now time.Time) map[uint64]*rules.Alert {
 		}
 	}
 	root := e.opts.StoragePath
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	for _, m := range rep.MovedAside(now.Add(-corruptedFor)) {
 		add(StateCorruptedAlert, m.File, m.At,
 			fmt.Sprintf("paged state file %s was unreadable and was moved aside", m.File),
