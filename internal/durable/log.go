@@ -121,6 +121,14 @@ func Open(o Options) (*Log, error) {
 		o.Now = time.Now
 	}
 	dir := filepath.Dir(o.Path)
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		// Something else took the directory's place: keep it, aside.
+		to, merr := MoveAside(dir, o.Now())
+		if merr != nil {
+			return nil, fmt.Errorf("state directory %s is not a directory and cannot be moved aside: %w", dir, merr)
+		}
+		o.Reporter.Corrupted(dir, to, errors.New("not a directory"))
+	}
 	if err := CheckWritable(dir); err != nil {
 		return nil, err
 	}

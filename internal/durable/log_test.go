@@ -382,6 +382,27 @@ func TestLogWriteFailure(t *testing.T) {
 	}
 }
 
+// TestOpenDirectoryIsAFile: a file where the state's directory should be
+// is moved aside, and the state starts empty.
+func TestOpenDirectoryIsAFile(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "alert-state")
+	write(t, dir, []byte("not a directory"))
+	reg := prometheus.NewRegistry()
+	s, l := openKV(t, filepath.Join(dir, "state"), NewReporter(root, nil, reg))
+	defer l.Close()
+	if err := l.Wait(s.set(l, "k", "v")); err != nil {
+		t.Fatal(err)
+	}
+	moved, _ := filepath.Glob(dir + CorruptSuffix + "*")
+	if len(moved) != 1 {
+		t.Fatalf("moved aside: %v", moved)
+	}
+	if n, _ := testbin.GatherSum(reg, "paged_state_corruptions_total", "file", "alert-state"); n != 1 {
+		t.Errorf("paged_state_corruptions_total{file=alert-state} = %v", n)
+	}
+}
+
 func TestOpenNotWritable(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
