@@ -108,7 +108,7 @@ func applyThresholds(specs []*ruleSpec, set map[string]float64) error {
 				errs = append(errs, fmt.Errorf("--set %s: %s:%s: expression %q has no top-level comparison with a number", name, s.file, s.group, s.expr.String()))
 				continue
 			}
-			s.threshold.set(set[name])
+			s.threshold.Set(set[name])
 		}
 		if !found {
 			errs = append(errs, fmt.Errorf("--set %s: no selected alerting rule has that name", name))
