@@ -69,12 +69,15 @@ const (
 // Error is one override that cannot apply. Key is the override (KeySet,
 // KeyDisable...); Name the alert or label it names ("" for the selector);
 // Index the position in Disable. Offset is the byte offset in Selector of
-// a selector that does not parse, -1 otherwise.
+// a selector that does not parse, -1 otherwise. Value is set when the
+// problem is the value given for Name (a severity that is not one), not
+// the name.
 type Error struct {
 	Key    string
 	Name   string
 	Index  int
 	Offset int
+	Value  bool
 	Msg    string
 }
 
@@ -151,12 +154,12 @@ func (o Overrides) checkValues() ([]*labels.Matcher, Errors) {
 	}
 	for _, name := range sortedKeys(o.Set) {
 		if v := o.Set[name]; math.IsNaN(v) || math.IsInf(v, 0) {
-			errs = append(errs, &Error{Key: KeySet, Name: name, Offset: -1, Msg: fmt.Sprintf("threshold %s: want a finite number", strconv.FormatFloat(v, 'g', -1, 64))})
+			errs = append(errs, &Error{Key: KeySet, Name: name, Offset: -1, Value: true, Msg: fmt.Sprintf("threshold %s: want a finite number", strconv.FormatFloat(v, 'g', -1, 64))})
 		}
 	}
 	for _, name := range sortedKeys(o.For) {
 		if o.For[name] < 0 {
-			errs = append(errs, &Error{Key: KeyFor, Name: name, Offset: -1, Msg: "must not be negative"})
+			errs = append(errs, &Error{Key: KeyFor, Name: name, Offset: -1, Value: true, Msg: "must not be negative"})
 		}
 	}
 	for _, name := range sortedKeys(o.Severity) {
@@ -166,7 +169,7 @@ func (o Overrides) checkValues() ([]*labels.Matcher, Errors) {
 			ok = ok || v == s
 		}
 		if !ok {
-			errs = append(errs, &Error{Key: KeySeverity, Name: name, Offset: -1, Msg: fmt.Sprintf("severity %q: want one of %s", v, strings.Join(severities, ", "))})
+			errs = append(errs, &Error{Key: KeySeverity, Name: name, Offset: -1, Value: true, Msg: fmt.Sprintf("severity %q: want one of %s", v, strings.Join(severities, ", "))})
 		}
 	}
 	for _, name := range sortedKeys(o.Labels) {
@@ -176,7 +179,7 @@ func (o Overrides) checkValues() ([]*labels.Matcher, Errors) {
 		case name == labels.AlertName:
 			errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Msg: "alertname is the alert's name and cannot be set"})
 		case !model.LabelValue(o.Labels[name]).IsValid():
-			errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Msg: "label value is not valid UTF-8"})
+			errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Value: true, Msg: "label value is not valid UTF-8"})
 		}
 	}
 	return ms, errs

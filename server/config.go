@@ -53,10 +53,13 @@ type Config struct {
 	// File is the path the configuration was loaded from.
 	File string
 
-	Global         GlobalConfig
-	Datasource     DatasourceConfig
-	RuleFiles      []string // the globs, resolved against the config directory
-	RuleFilePaths  []string // the files they match, sorted, without duplicates
+	Global        GlobalConfig
+	Datasource    DatasourceConfig
+	RuleFiles     []string // the globs, resolved against the config directory
+	RuleFilePaths []string // the files they match, sorted, without duplicates
+	// Packs are the packs: entries, each with its overrides applied, in
+	// file order.
+	Packs          []*PackConfig
 	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
 	Storage        StorageConfig
 	Web            WebConfig
@@ -184,7 +187,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	d := &decoder{file: path, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
+	d := &decoder{file: path, data: data, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
 	cfg := defaultConfig()
 	cfg.File = path
 	dir := filepath.Dir(path)
@@ -219,6 +222,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		runbookBase    *url.URL
 		dsType         = DatasourcePrometheus
 		ruleFilesNode  *yaml.Node
+		packsNode      *yaml.Node
 		clusterNode    *yaml.Node
 	)
 	ds := &cfg.Datasource
@@ -253,6 +257,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		field{"rule_files", func(n *yaml.Node, key string) {
 			ruleFilesNode = n
 			d.ruleFiles(n, key, dir, cfg)
+		}},
+		field{"packs", func(n *yaml.Node, key string) {
+			packsNode = n
+			d.packsBlock(n, key, dir, cfg)
 		}},
 		field{"runbook_base_url", func(n *yaml.Node, key string) {
 			if v, ok := d.scalar(n, key); ok && v == "" {
@@ -314,8 +322,8 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	if cfg.Cluster.Enabled() && cfg.Notifier == nil && !d.hasProblemUnder("notifier") {
 		d.errorf(clusterNode, "cluster", "a cluster gossips the notifier's state: add a notifier block, or remove cluster")
 	}
-	if ruleFilesNode == nil {
-		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate")
+	if ruleFilesNode == nil && packsNode == nil {
+		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate, or the rule packs under packs:")
 	}
 	cfg.Global.ExternalLabels = labels.FromMap(externalLabels)
 	if externalURL == nil {
@@ -330,7 +338,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	}
 
 	if len(d.problems) > 0 {
-		sortProblems(d.problems)
+		sortProblems(d.problems, d.file)
 		return nil, &ConfigError{Problems: d.problems}
 	}
 	return cfg, nil
@@ -364,8 +372,19 @@ func (d *decoder) hasProblemUnder(key string) bool {
 	return slices.ContainsFunc(d.problems, func(p Problem) bool { return strings.HasPrefix(p.Key, key) })
 }
 
-func sortProblems(ps []Problem) {
+// sortProblems orders problems by position: those of the configuration
+// file first, then those of the files it names (pack directories), by path.
+func sortProblems(ps []Problem, file string) {
 	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if a.File != b.File {
+			switch file {
+			case a.File:
+				return -1
+			case b.File:
+				return 1
+			}
+			return strings.Compare(a.File, b.File)
+		}
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}
