@@ -123,6 +123,18 @@ func Builtin() ([]*Pack, error) {
 	return out, errors.Join(errs...)
 }
 
+// Runbooks returns the runbooks built into paged: <server>/<Alert>.md for
+// every alert of the built-in packs and paged's own alerts
+// (examples/runbooks). The packs' relative runbook_url links name files in
+// it.
+func Runbooks() fs.FS {
+	sub, err := fs.Sub(examples.FS(), "runbooks")
+	if err != nil {
+		panic(err) // "runbooks" is a valid path: fs.Sub cannot fail
+	}
+	return sub
+}
+
 // BuiltinNames returns the names of the built-in packs, sorted.
 func BuiltinNames() []string {
 	ps, _ := Builtin()

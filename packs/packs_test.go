@@ -73,7 +73,10 @@ func TestApplyNoOverrides(t *testing.T) {
 	if !ok || body != string(orig) {
 		t.Fatalf("content is not the pack file under a header:\n%.400s", r.Content)
 	}
-	if head != "# Rule pack vllm (built into paged; vllm 0.9+): vLLM with the V1 engine.\n# No overrides." {
+	if head != "# Rule pack vllm (built into paged; vllm 0.9+): vLLM with the V1 engine.\n"+
+		"# VLLMInterTokenLatencyHigh needs 0.11+ (vllm:inter_token_latency_seconds\n"+
+		"# replaced vllm:time_per_output_token_seconds). Servers on the legacy V0\n"+
+		"# engine need the vllm-v0 pack.\n# No overrides." {
 		t.Errorf("header %q", head)
 	}
 	if r.Source != "pack:vllm" || r.Alerts() != 14 {
@@ -162,10 +165,11 @@ func TestApplyEveryOverride(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`# Overrides: selector {job="vllm-prod", namespace=~"llm-.*"}; set VLLMKVCacheSaturated=0.9, VLLMTimeToFirstTokenHigh=3; for VLLMKVCacheSaturated=5m; severity VLLMQueueBacklog=critical; labels team=llm-platform; disable VLLMKVCacheOverprovisioned.`,
+		`Overrides: selector {job="vllm-prod", namespace=~"llm-.*"}; set VLLMKVCacheSaturated=0.9, VLLMTimeToFirstTokenHigh=3; for VLLMKVCacheSaturated=5m; severity VLLMQueueBacklog=critical; labels team=llm-platform; disable VLLMKVCacheOverprovisioned.`,
 		`absent(up{job="vllm-prod",namespace=~"llm-.*"}) == 1`,
 	} {
-		if !strings.Contains(string(r.Content), want) {
+		// Header lines are wrapped: read them as one.
+		if !strings.Contains(strings.ReplaceAll(string(r.Content), "\n# ", " "), want) {
 			t.Errorf("content lacks %q", want)
 		}
 	}

@@ -128,13 +128,10 @@ func (p *Pack) Apply(o Overrides) (*Rendered, error) {
 	if o.Empty() && len(p.files) == 1 {
 		// Nothing to rewrite: the file as its authors wrote it, blank
 		// lines and all.
-		for _, l := range strings.Split(strings.TrimSpace(p.header(o)), "\n") {
-			buf.WriteString("# " + l + "\n")
-		}
-		buf.WriteString("\n")
+		buf.WriteString(comment(p.header(o)) + "\n\n")
 		buf.Write(p.files[0].content)
 	} else {
-		doc.HeadComment = strings.TrimSpace(p.header(o) + "\n" + doc.HeadComment)
+		doc.HeadComment = strings.TrimSpace(comment(p.header(o)) + "\n" + doc.HeadComment)
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(doc); err != nil {
@@ -146,6 +143,9 @@ func (p *Pack) Apply(o Overrides) (*Rendered, error) {
 	}
 	out := &Rendered{Pack: p, Overrides: o, Source: SourcePrefix + p.Name, Content: buf.Bytes()}
 	out.File = rules.ParseFile(out.Source, out.Content, rules.ParseOptions{})
+	if p.Builtin {
+		out.File.Runbooks = Runbooks()
+	}
 	if fe := out.File.Errors(); len(fe) > 0 {
 		// The overrides are checked above; a rewrite that breaks the file
 		// is paged's bug, reported as such rather than loaded.
@@ -170,6 +170,9 @@ func (p *Pack) header(o Overrides) string {
 		b.WriteString(": " + p.Description)
 	}
 	b.WriteString(".\n")
+	if p.Notes != "" {
+		b.WriteString(wrap(p.Notes, 76))
+	}
 	var parts []string
 	if o.Selector != "" {
 		parts = append(parts, "selector "+o.Selector)
@@ -194,7 +197,39 @@ func (p *Pack) header(o Overrides) string {
 	if len(parts) == 0 {
 		b.WriteString("No overrides.\n")
 	} else {
-		b.WriteString("Overrides: " + strings.Join(parts, "; ") + ".\n")
+		b.WriteString(wrap("Overrides: "+strings.Join(parts, "; ")+".", 76))
+	}
+	if o.RunbookBaseURL != nil || o.RunbookSuffix != "" {
+		link := RunbookLink(p.Name+"/<Alert>.md", o)
+		b.WriteString("Relative runbook links now point at " + link + ".\n")
+	}
+	return b.String()
+}
+
+// comment turns lines of text into YAML comment lines.
+func comment(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("# "+l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrap breaks text into lines of at most width characters.
+func wrap(text string, width int) string {
+	var b, line strings.Builder
+	for _, w := range strings.Fields(text) {
+		if line.Len() > 0 && line.Len()+1+len(w) > width {
+			b.WriteString(line.String() + "\n")
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteString(" ")
+		}
+		line.WriteString(w)
+	}
+	if line.Len() > 0 {
+		b.WriteString(line.String() + "\n")
 	}
 	return b.String()
 }

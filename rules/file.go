@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ type File struct {
 	Kind     Kind
 	Groups   []*Group
 	Problems []Finding // found while loading: YAML, structure, PromQL syntax
+	// Runbooks, when set, is where the relative runbook links of a file
+	// that is not on disk are looked up (a built-in pack's runbooks).
+	Runbooks fs.FS
 
 	index *lineIndex
 }

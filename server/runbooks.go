@@ -15,19 +15,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/pagedhq/paged/examples"
+	"github.com/pagedhq/paged/packs"
 )
 
 // BuiltinRunbooks returns the runbooks built into paged, one
 // <server>/<Alert>.md per alert of the built-in packs and of paged's own
 // alerts (examples/runbooks).
-func BuiltinRunbooks() fs.FS {
-	sub, err := fs.Sub(examples.FS(), "runbooks")
-	if err != nil {
-		panic(err) // "runbooks" is a valid path: fs.Sub cannot fail
-	}
-	return sub
-}
+func BuiltinRunbooks() fs.FS { return packs.Runbooks() }
 
 // runbooks returns the runbook tree to serve: Options.Runbooks,
 // web.runbooks_dir, or the built-in runbooks.

@@ -61,6 +61,8 @@ type cli struct {
 	Simulate    simulateCmd    `cmd:"" help:"Serve /metrics of a simulated LLM inference server."`
 	CheckConfig checkConfigCmd `cmd:"" name:"check-config" help:"Validate a paged.yaml configuration file."`
 	NotifyTest  notifyTestCmd  `cmd:"" name:"notify-test" help:"Send a sample alert to a receiver."`
+	Packs       packsCmd       `cmd:"" help:"The rule packs built into paged: list, show."`
+	Export      exportCmd      `cmd:"" help:"Write packs as Prometheus rule files, PrometheusRules or Mimir namespaces, and their runbooks as HTML."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
 

@@ -35,12 +35,17 @@ func load(o *Options) ([]*ruleSpec, error) {
 		specs []*ruleSpec
 		errs  []error
 	)
+	files := slices.Clone(o.Files)
 	for _, path := range o.RuleFiles {
 		f, err := rules.ReadFile(path, rules.ParseOptions{Parser: p})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule file: %w", err))
 			continue
 		}
+		files = append(files, f)
+	}
+	for _, f := range files {
+		path := f.Path
 		if fe := f.Errors(); len(fe) > 0 {
 			errs = append(errs, fe...)
 			continue
