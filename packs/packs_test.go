@@ -73,7 +73,7 @@ func TestApplyNoOverrides(t *testing.T) {
 	if !ok || body != string(orig) {
 		t.Fatalf("content is not the pack file under a header:\n%.400s", r.Content)
 	}
-	if head != "# Rule pack vllm (built into paged; vllm 0.9+): vLLM with the V1 engine.\n"+
+	if head != "# Rule pack vllm (built into paged; vllm versions 0.9+): vLLM with the V1 engine.\n"+
 		"# VLLMInterTokenLatencyHigh needs 0.11+ (vllm:inter_token_latency_seconds\n"+
 		"# replaced vllm:time_per_output_token_seconds). Servers on the legacy V0\n"+
 		"# engine need the vllm-v0 pack.\n# No overrides." {

@@ -163,7 +163,7 @@ func (p *Pack) header(o Overrides) string {
 	}
 	fmt.Fprintf(&b, "Rule pack %s (%s", p.Name, origin)
 	if p.Versions != "" {
-		fmt.Fprintf(&b, "; %s %s", cmp.Or(p.Server, p.Name), p.Versions)
+		fmt.Fprintf(&b, "; %s versions %s", cmp.Or(p.Server, p.Name), p.Versions)
 	}
 	b.WriteString(")")
 	if p.Description != "" {
@@ -295,7 +295,9 @@ func (r *renderer) rule(rule, alert *yaml.Node) {
 				th.Set(threshold)
 			}
 		}
-		exprNode.Value, exprNode.Style, exprNode.Tag = r.print(expr), yaml.LiteralStyle, "!!str"
+		// expr.String(), as /api/v1/rules prints the query: one line,
+		// the same text everywhere the rule shows.
+		exprNode.Value, exprNode.Style, exprNode.Tag = expr.String(), yaml.LiteralStyle, "!!str"
 	}
 	if alert == nil {
 		return
@@ -323,18 +325,6 @@ func (r *renderer) rule(rule, alert *yaml.Node) {
 			}
 		}
 	}
-}
-
-// print writes a rewritten expression back: Prometheus's pretty printer,
-// multi-line like the packs' own expressions, or expr.String() should the
-// pretty form not parse back to the same expression.
-func (r *renderer) print(expr parser.Expr) string {
-	flat := expr.String()
-	pretty := parser.Prettify(expr)
-	if back, err := r.parser.ParseExpr(pretty); err == nil && back.String() == flat {
-		return pretty
-	}
-	return flat
 }
 
 // injectMatchers adds ms to every vector selector of expr. A matcher

@@ -23,7 +23,7 @@ type lintCmd struct {
 	IgnoreUnknownFields bool     `name:"ignore-unknown-fields" help:"Accept keys Prometheus does not know."`
 	EnableFeature       []string `name:"enable-feature" help:"PromQL features, as promtool's flag: promql-experimental-functions, promql-binop-fill-modifiers, promql-unquoted-utf8-names." placeholder:"FEATURE"`
 	ListChecks          bool     `name:"list-checks" help:"List the checks and exit."`
-	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"path" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
+	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
 

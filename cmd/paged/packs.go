@@ -22,7 +22,7 @@ type packsCmd struct {
 }
 
 type packsListCmd struct {
-	Config string `name:"config" placeholder:"FILE" type:"path" help:"List the packs of this paged.yaml (overrides applied) instead of the built-in ones."`
+	Config string `name:"config" placeholder:"FILE" type:"string" help:"List the packs of this paged.yaml (overrides applied) instead of the built-in ones."`
 }
 
 // lines prints a multi-line error one "paged: " line at a time, so each
@@ -276,7 +276,7 @@ func loadConfig(e *env, path string) (*server.Config, error) {
 }
 
 type packsShowCmd struct {
-	Config string `name:"config" placeholder:"FILE" type:"path" help:"Show the pack as this paged.yaml loads it (its packs: entry's overrides)."`
+	Config string `name:"config" placeholder:"FILE" type:"string" help:"Show the pack as this paged.yaml loads it (its packs: entry's overrides)."`
 	overrideFlags
 	Name string `arg:"" name:"pack" help:"A built-in pack, or a pack directory."`
 }
