@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/prometheus/model/labels"
@@ -195,7 +196,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		d.problems = append(d.problems, yamlSyntaxProblem(path, err))
+		d.problems = append(d.problems, yamlSyntaxProblem(path, data, err))
 		return nil, &ConfigError{Problems: d.problems}
 	}
 	var extra yaml.Node
@@ -344,6 +345,23 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	return cfg, nil
 }
 
+// badByte returns the offset of the first byte YAML refuses: invalid
+// UTF-8, or a control character other than tab, line feed and carriage
+// return. -1 when there is none.
+func badByte(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || (r >= 0x80 && r < 0xa0 && r != 0x85) || r == 0xfeff && i > 0 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
 func defaultConfig() *Config {
 	return &Config{
 		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay},
@@ -393,9 +411,26 @@ func sortProblems(ps []Problem, file string) {
 }
 
 // yamlSyntaxProblem turns a YAML parse error into a positioned problem.
-func yamlSyntaxProblem(file string, err error) Problem {
+// The errors yaml reports without a line (control characters, invalid
+// UTF-8) are placed at the first such byte of data.
+func yamlSyntaxProblem(file string, data []byte, err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	p := Problem{File: file, Message: "invalid YAML: " + msg}
+	at := -1
+	if !strings.HasPrefix(msg, "line ") {
+		at = badByte(data)
+		var anchor string
+		if _, err := fmt.Sscanf(msg, "unknown anchor %q referenced", &anchor); err == nil || strings.HasPrefix(msg, "unknown anchor '") {
+			name := strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced")
+			at = bytes.Index(data, []byte("*"+name))
+		}
+	}
+	if at >= 0 {
+		line := 1 + bytes.Count(data[:at], []byte("\n"))
+		col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:at], '\n')+1:at])
+		p.Line, p.Column = line, col
+		return p
+	}
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
 		// yaml reports an unclosed flow collection at the line before the
