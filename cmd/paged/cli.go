@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 )
@@ -39,6 +40,19 @@ func problems() error { return &exitError{Code: exitProblems} }
 // usageError makes paged exit 2 with the message.
 func usageError(format string, args ...any) error {
 	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// lines prints a multi-line error one "paged: " line at a time, so each
+// problem reads on its own (exit codes stay as they were).
+func (e *env) lines(err error) error {
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.Err == nil || !strings.Contains(ee.Err.Error(), "\n") {
+		return err
+	}
+	for _, l := range strings.Split(ee.Err.Error(), "\n") {
+		fmt.Fprintln(e.stderr, "paged:", l)
+	}
+	return &exitError{Code: ee.Code}
 }
 
 // env is what every subcommand gets: the streams, the context and the

@@ -25,19 +25,6 @@ type packsListCmd struct {
 	Config string `name:"config" placeholder:"FILE" type:"string" help:"List the packs of this paged.yaml (overrides applied) instead of the built-in ones."`
 }
 
-// lines prints a multi-line error one "paged: " line at a time, so each
-// problem reads on its own (exit codes stay as they were).
-func (e *env) lines(err error) error {
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.Err == nil || !strings.Contains(ee.Err.Error(), "\n") {
-		return err
-	}
-	for _, l := range strings.Split(ee.Err.Error(), "\n") {
-		fmt.Fprintln(e.stderr, "paged:", l)
-	}
-	return &exitError{Code: ee.Code}
-}
-
 func (c *packsListCmd) Run(e *env) error {
 	type row struct {
 		name, server, versions, description string
