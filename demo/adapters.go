@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -41,6 +43,24 @@ func (e *scaledEngine) ApplyRules(cfg *server.Config) error {
 	}
 	scaled := *cfg
 	scaled.RuleFilePaths = paths
+	// The packs, with their overrides applied, are scaled in memory and
+	// keep their source names (pack:vllm).
+	scaled.Packs = make([]*server.PackConfig, 0, len(cfg.Packs))
+	for _, pc := range cfg.Packs {
+		r := *pc.Rendered
+		content, err := e.ts.scaleFile(r.Source, r.Content)
+		if err != nil {
+			return err
+		}
+		r.Content = content
+		r.File = rules.ParseFile(r.Source, content, rules.ParseOptions{})
+		if errs := r.File.Errors(); len(errs) > 0 {
+			return fmt.Errorf("scaled %s: %w", r.Source, errors.Join(errs...))
+		}
+		c := *pc
+		c.Rendered = &r
+		scaled.Packs = append(scaled.Packs, &c)
+	}
 	return e.Engine.ApplyRules(&scaled)
 }
 

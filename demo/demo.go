@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pagedhq/paged/examples"
 	"github.com/pagedhq/paged/server"
 	"github.com/pagedhq/paged/simulator"
 )
@@ -36,17 +38,31 @@ func Run(ctx context.Context, opts Options) error {
 	if err := opts.fill(); err != nil {
 		return err
 	}
-	cfgFile, err := findConfig(opts.ConfigFile)
-	if err != nil {
-		return err
+	cfgName := BuiltinConfigName
+	var cfgFile string
+	if opts.ConfigFile != "" {
+		var err error
+		if cfgFile, err = findConfig(opts.ConfigFile); err != nil {
+			return err
+		}
+		cfgName = cfgFile
 	}
 	dir := opts.StoragePath
 	if dir == "" {
+		var err error
 		dir, err = os.MkdirTemp("", "paged-demo-")
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 		defer os.RemoveAll(dir)
+	}
+	if cfgFile == "" {
+		// The built-in configuration runs from a copy beside the demo's
+		// state: the server reads (and reloads) a file.
+		var err error
+		if cfgFile, err = writeBuiltinConfig(dir); err != nil {
+			return err
+		}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -116,7 +132,7 @@ func Run(ctx context.Context, opts Options) error {
 	})
 
 	base := cfg.Global.ExternalURL.String()
-	printHeader(con, opts, cfgFile, base, simAddr, vars[EnvWebhookURL], moved)
+	printHeader(con, opts, cfgName, base, simAddr, vars[EnvWebhookURL], moved)
 	if err := waitReady(ctx, "http://"+webAddr+"/-/ready", opts.ReadyTimeout, failed); err != nil {
 		if errors.Is(err, context.Canceled) {
 			return &IncompleteError{verdict(expected(opts.Script), nil)}
@@ -156,13 +172,31 @@ func Run(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// findConfig returns path if it exists; a relative path that does not is
-// looked up in the parent directories too, so the demo runs from anywhere
-// inside the repository.
-func findConfig(path string) (string, error) {
-	if path == "" {
-		path = DefaultConfigFile
+// BuiltinConfig returns the demo's paged.yaml built into paged
+// (examples/demo.yaml): `paged demo --print-config`.
+func BuiltinConfig() []byte {
+	b, err := fs.ReadFile(examples.FS(), examples.DemoConfig)
+	if err != nil {
+		panic(err) // compiled in: examples' tests prove it is there
 	}
+	return b
+}
+
+// writeBuiltinConfig writes the built-in configuration into dir.
+func writeBuiltinConfig(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	p := filepath.Join(dir, "demo.yaml")
+	if err := os.WriteFile(p, BuiltinConfig(), 0o600); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	return p, nil
+}
+
+// findConfig returns path if it exists; a relative path that does not is
+// looked up in the parent directories too.
+func findConfig(path string) (string, error) {
 	if _, err := os.Stat(path); err == nil || filepath.IsAbs(path) {
 		return path, err
 	}
@@ -177,7 +211,7 @@ func findConfig(path string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("demo: %s not found in %s or its parents: run paged demo inside the paged repository, or pass --config", path, wd)
+			return "", fmt.Errorf("demo: %s not found in %s or its parents (without --config, paged demo runs its built-in configuration)", path, wd)
 		}
 		dir = parent
 	}

@@ -66,11 +66,12 @@ func (w *watchedBuffer) waitFor(t *testing.T, re *regexp.Regexp, ended <-chan st
 	}
 }
 
-// TestDemoEndToEnd runs the whole demo as `paged demo` does (same
-// configuration, same time scale, real simulator, scraper, TSDB, engine,
-// notifier, webhook sink and HTTP server on loopback ports) and checks
-// that the KV-cache, TTFT and error-rate alerts of the vLLM pack fired and
-// resolved, reached the webhook, and that a printed runbook link opens.
+// TestDemoEndToEnd runs the whole demo as `paged demo` does (the built-in
+// configuration, pack and runbooks, the same time scale, real simulator,
+// scraper, TSDB, engine, notifier, webhook sink and HTTP server on loopback
+// ports) and checks that the KV-cache, TTFT and error-rate alerts of the
+// vLLM pack fired and resolved, reached the webhook, and that a printed
+// runbook link opens.
 func TestDemoEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end demo takes about a minute; run without -short")
@@ -92,12 +93,11 @@ func TestDemoEndToEnd(t *testing.T) {
 	go func() {
 		defer close(ended)
 		runErr = Run(ctx, Options{
-			ConfigFile: filepath.Join(root, "examples", "demo.yaml"),
-			Listen:     "127.0.0.1:0", // not 9095: a developer may be running the demo
-			Forever:    true,          // keep the server up to open the runbook link
-			Stdout:     out,
-			Logger:     logger,
-			Getenv:     func(string) string { return "" },
+			Listen:  "127.0.0.1:0", // not 9095: a developer may be running the demo
+			Forever: true,          // keep the server up to open the runbook link
+			Stdout:  out,
+			Logger:  logger,
+			Getenv:  func(string) string { return "" },
 		})
 	}()
 	t.Cleanup(func() {

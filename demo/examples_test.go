@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,6 @@ func env(vars map[string]string) func(string) string {
 // own loader (what `paged check-config` runs).
 func TestExampleConfigs(t *testing.T) {
 	examples := filepath.Join(testbin.RepoRoot(t), "examples")
-	vllmPack := filepath.Join(examples, "packs", "vllm", "vllm.rules.yaml")
 
 	t.Run("demo", func(t *testing.T) {
 		cfg, err := server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(nil))
@@ -38,11 +36,13 @@ func TestExampleConfigs(t *testing.T) {
 		if cfg.Datasource.Embedded.ScrapeInterval != time.Second || cfg.Global.EvaluationInterval != time.Second {
 			t.Errorf("scrape %s, evaluation %s: want 1s each", cfg.Datasource.Embedded.ScrapeInterval, cfg.Global.EvaluationInterval)
 		}
-		if !slices.Equal(cfg.RuleFilePaths, []string{vllmPack}) {
-			t.Errorf("rule files %v", cfg.RuleFilePaths)
+		// The built-in vllm pack as written, and the built-in runbooks:
+		// nothing the file names lives on disk.
+		if len(cfg.RuleFilePaths) != 0 || len(cfg.Packs) != 1 || cfg.Packs[0].Rendered.Source != "pack:vllm" || !cfg.Packs[0].Overrides.Empty() {
+			t.Errorf("rule files %v, packs %+v", cfg.RuleFilePaths, cfg.Packs)
 		}
-		if cfg.Web.RunbooksDir != filepath.Join(examples, "runbooks") || cfg.NotifierConfig == nil {
-			t.Errorf("runbooks %q, notifier %v", cfg.Web.RunbooksDir, cfg.NotifierConfig)
+		if cfg.Web.RunbooksDir != "" || cfg.RunbookBaseURL != nil || cfg.NotifierConfig == nil {
+			t.Errorf("runbooks %q, runbook base %v, notifier %v", cfg.Web.RunbooksDir, cfg.RunbookBaseURL, cfg.NotifierConfig)
 		}
 		// The demo's values replace the defaults.
 		cfg, err = server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(map[string]string{
@@ -119,8 +119,9 @@ func TestExampleConfigs(t *testing.T) {
 		if !bot || !hmac {
 			t.Errorf("want a Slack bot token from a file (%v) and a webhook signed with HMAC (%v)", bot, hmac)
 		}
-		if !slices.Contains(cfg.RuleFilePaths, vllmPack) {
-			t.Errorf("rule files %v", cfg.RuleFilePaths)
+		// The built-in packs, with the production overrides.
+		if len(cfg.Packs) != 2 || cfg.Packs[0].Rendered.Source != "pack:vllm" || cfg.Packs[0].Overrides.Selector != `{job="vllm-prod"}` || cfg.Packs[1].Rendered.Source != "pack:dcgm" {
+			t.Errorf("packs %+v", cfg.Packs)
 		}
 	})
 }

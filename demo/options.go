@@ -17,9 +17,9 @@ const (
 	// DefaultListen is paged's usual address; a free port is used when it
 	// is taken.
 	DefaultListen = "127.0.0.1:9095"
-	// DefaultConfigFile is the demo's paged.yaml, relative to the
-	// repository root.
-	DefaultConfigFile = "examples/demo.yaml"
+	// BuiltinConfigName is how the header names the demo's paged.yaml
+	// when it is the one built into paged (examples/demo.yaml).
+	BuiltinConfigName = "built-in examples/demo.yaml"
 	// DefaultSeed seeds the simulator.
 	DefaultSeed = 1
 	// DefaultReadyTimeout bounds the wait for paged to be ready.
@@ -33,8 +33,9 @@ const (
 
 // Options configure Run. The zero value runs the standard demo.
 type Options struct {
-	// ConfigFile is the paged.yaml the demo runs. Default
-	// examples/demo.yaml, looked up from the working directory upwards.
+	// ConfigFile is the paged.yaml the demo runs. Default: the one built
+	// into paged (examples/demo.yaml, with the built-in vllm pack and
+	// runbooks), so the demo runs from any directory.
 	ConfigFile string
 	// TimeScale divides the rules' durations and speeds the simulator up
 	// by the same factor. Default 60. 1 runs at real speed.

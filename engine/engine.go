@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/storage"
@@ -187,6 +188,23 @@ func (e *Engine) closeStorage() error {
 // Groups whose content did not change keep running with their state;
 // changed groups keep the state of rules that did not change.
 func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
+	return e.ApplyRuleSources(patterns, nil, s)
+}
+
+// RuleSource is rule groups that do not come from a file on disk: a rule
+// pack with the overrides of paged.yaml applied (package packs).
+type RuleSource struct {
+	// Name stands where a file name goes: the groups' "file" in the rules
+	// API and in their state ("pack:vllm"). It must not be the name of a
+	// rule file too.
+	Name   string
+	Groups *rulefmt.RuleGroups
+}
+
+// ApplyRuleSources is ApplyRules with rule groups from sources beside the
+// files. The sources' groups are checked as the manager checks a file's
+// (every expression parses) before anything changes.
+func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s RuleSettings) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	files, err := expand(patterns)
@@ -196,6 +214,12 @@ func (e *Engine) ApplyRules(patterns []string, s RuleSettings) error {
 	parsed, err := e.loader.parseAll(files)
 	if err != nil {
 		return fmt.Errorf("previous rules kept: %w", err)
+	}
+	if err := e.loader.addSources(parsed, sources); err != nil {
+		return fmt.Errorf("previous rules kept: %w", err)
+	}
+	for _, src := range sources {
+		files = append(files, src.Name)
 	}
 	interval := s.EvaluationInterval
 	if interval <= 0 {

@@ -98,6 +98,35 @@ func (l *loader) parseAll(files []string) (map[string]*rulefmt.RuleGroups, error
 	return parsed, nil
 }
 
+// addSources adds rule groups that come from no file to parsed, after
+// checking that every name is new and every expression parses.
+func (l *loader) addSources(parsed map[string]*rulefmt.RuleGroups, sources []RuleSource) error {
+	var errs []error
+	for _, src := range sources {
+		if src.Name == "" || src.Groups == nil {
+			errs = append(errs, fmt.Errorf("rule source %q has no name or no groups", src.Name))
+			continue
+		}
+		if _, dup := parsed[src.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s: loaded twice", src.Name))
+			continue
+		}
+		bad := false
+		for _, g := range src.Groups.Groups {
+			for _, r := range g.Rules {
+				if _, err := l.parser.ParseExpr(r.Expr); err != nil {
+					errs = append(errs, fmt.Errorf("%s: group %q, rule %q: %w", src.Name, g.Name, r.Alert+r.Record, err))
+					bad = true
+				}
+			}
+		}
+		if !bad {
+			parsed[src.Name] = src.Groups
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // serveFrom makes m what Load returns.
 func (l *loader) serveFrom(m map[string]*rulefmt.RuleGroups) {
 	l.mu.Lock()

@@ -1,6 +1,3 @@
-// Package examples holds the rule packs, their unit tests and runbooks, and
-// example configurations. Its test proves every pack is what DESIGN.md §4
-// promises: lint-clean, loadable by Debian's promtool, and fully tested.
 package examples
 
 import (

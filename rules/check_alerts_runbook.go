@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +46,16 @@ func lintRunbook(p *Pass, r *Rule) {
 				p.ReportNode(v.Node, "runbook_url %q does not open: %v", v.Value, err)
 			}
 		}
+		return
+	}
+	if fsys := p.File.Runbooks; fsys != nil {
+		rel := strings.TrimPrefix(u.Path, "/")
+		for _, candidate := range []string{rel, rel + ".md"} {
+			if st, err := fs.Stat(fsys, candidate); err == nil && !st.IsDir() && rel != "" {
+				return
+			}
+		}
+		p.ReportNode(v.Node, "runbook %q is not among the runbooks built into paged", v.Value)
 		return
 	}
 	dir := p.Config.RunbooksDir

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ type Kind int
 const (
 	KindPrometheus     Kind = iota // a Prometheus rule file: groups:
 	KindPrometheusRule             // Kubernetes PrometheusRule manifests
+	KindMimir                      // Mimir/Cortex ruler namespace files (mimirtool rules load)
 )
 
 // File is one parsed rule file. Every node keeps its position; a rule that
@@ -41,6 +43,9 @@ type File struct {
 	Kind     Kind
 	Groups   []*Group
 	Problems []Finding // found while loading: YAML, structure, PromQL syntax
+	// Runbooks, when set, is where the relative runbook links of a file
+	// that is not on disk are looked up (a built-in pack's runbooks).
+	Runbooks fs.FS
 
 	index *lineIndex
 }
@@ -373,6 +378,14 @@ func (w *walker) parse() {
 		}
 		return
 	}
+	if isNamespaceFile(docs[0]) {
+		// mimirtool reads every document, each one namespace.
+		w.f.Kind = KindMimir
+		for _, d := range docs {
+			w.namespaceDoc(d)
+		}
+		return
+	}
 	w.groupsDoc(docs[0])
 	for _, d := range docs[1:] {
 		if d.Kind == yaml.DocumentNode && len(d.Content) > 0 {
@@ -514,6 +527,41 @@ func (w *walker) prometheusRule(doc *yaml.Node) {
 	}
 }
 
+// isNamespaceFile reports whether doc is a Mimir or Cortex ruler namespace
+// (mimirtool's rules format): groups beside a namespace key.
+func isNamespaceFile(doc *yaml.Node) bool {
+	m := docRoot(doc)
+	return m != nil && m.Kind == yaml.MappingNode && mapValue(m, "namespace") != nil && mapValue(m, "groups") != nil
+}
+
+// namespaceDoc reads one namespace of a Mimir/Cortex rules file: a
+// namespace name and Prometheus rule groups, whose names are unique within
+// the namespace.
+func (w *walker) namespaceDoc(doc *yaml.Node) {
+	m := docRoot(doc)
+	if m == nil || (m.Kind == yaml.ScalarNode && m.Tag == "!!null") {
+		return
+	}
+	if m.Kind != yaml.MappingNode {
+		w.problem(m, CheckStructure, Error, "a ruler namespace must be a mapping with namespace: and groups:, not a %s", kindName(m))
+		return
+	}
+	for _, kv := range w.entries(m) {
+		switch kv[0].Value {
+		case "namespace":
+			if s, ok := w.str(kv[1]); ok && s.Value == "" {
+				w.problem(kv[1], CheckStructure, Error, "namespace must not be empty")
+			}
+		case "groups":
+			w.groups(kv[1], false)
+		default:
+			if !w.opts.IgnoreUnknownFields {
+				w.problem(kv[0], CheckStructure, Error, "field %s not found in ruler namespace (top level has namespace: and groups:)", kv[0].Value)
+			}
+		}
+	}
+}
+
 func (w *walker) groupsDoc(doc *yaml.Node) {
 	m := docRoot(doc)
 	if m == nil || (m.Kind == yaml.ScalarNode && m.Tag == "!!null") {
@@ -589,6 +637,10 @@ func (w *walker) groups(seq *yaml.Node, crd bool) {
 			case "partial_response_strategy":
 				if !crd && !w.opts.IgnoreUnknownFields {
 					w.problem(k, CheckStructure, Error, "field %s not found in rule group (it is a Thanos extension)", k.Value)
+				}
+			case "source_tenants":
+				if w.f.Kind != KindMimir && !w.opts.IgnoreUnknownFields {
+					w.problem(k, CheckStructure, Error, "field %s not found in rule group (it is a Mimir extension)", k.Value)
 				}
 			default:
 				if !w.opts.IgnoreUnknownFields {

@@ -69,9 +69,13 @@ func ExpandPaths(paths []string) ([]string, error) {
 
 // IsRuleFileName reports whether a file found in a directory walk is read
 // as a rule file: .yml, .yaml or .json, except unit-test files
-// (*.test.yaml, *_test.yml) and lint configuration.
+// (*.test.yaml, *_test.yml), lint configuration and rule pack metadata
+// (pack.yaml).
 func IsRuleFileName(path string) bool {
 	base := strings.ToLower(filepath.Base(path))
+	if base == "pack.yaml" || base == "pack.yml" {
+		return false
+	}
 	ext := filepath.Ext(base)
 	if ext != ".yml" && ext != ".yaml" && ext != ".json" {
 		return false

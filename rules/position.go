@@ -221,3 +221,24 @@ func escapeLen(x byte) int {
 	}
 	return 2
 }
+
+// ScalarPos returns the line and column, in content, of the byte at offset
+// in the decoded value of scalar node n: what a parse error's offset inside
+// a YAML value points at, through quoting, escapes and block scalars.
+func ScalarPos(content []byte, n *yaml.Node, offset int) Pos {
+	if n == nil {
+		return Pos{1, 1}
+	}
+	li := newLineIndex(content)
+	m := li.scalarMap(n)
+	if len(m) == 0 {
+		return Pos{n.Line, n.Column}
+	}
+	if offset >= len(m) {
+		// The end of the value: one past its last character.
+		p := li.pos(m[len(m)-1])
+		p.Column++
+		return p
+	}
+	return li.pos(m[max(offset, 0)])
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/prometheus/model/labels"
@@ -53,10 +54,13 @@ type Config struct {
 	// File is the path the configuration was loaded from.
 	File string
 
-	Global         GlobalConfig
-	Datasource     DatasourceConfig
-	RuleFiles      []string // the globs, resolved against the config directory
-	RuleFilePaths  []string // the files they match, sorted, without duplicates
+	Global        GlobalConfig
+	Datasource    DatasourceConfig
+	RuleFiles     []string // the globs, resolved against the config directory
+	RuleFilePaths []string // the files they match, sorted, without duplicates
+	// Packs are the packs: entries, each with its overrides applied, in
+	// file order.
+	Packs          []*PackConfig
 	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
 	Storage        StorageConfig
 	Web            WebConfig
@@ -184,7 +188,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	d := &decoder{file: path, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
+	d := &decoder{file: path, data: data, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
 	cfg := defaultConfig()
 	cfg.File = path
 	dir := filepath.Dir(path)
@@ -192,7 +196,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		d.problems = append(d.problems, yamlSyntaxProblem(path, err))
+		d.problems = append(d.problems, yamlSyntaxProblem(path, data, err))
 		return nil, &ConfigError{Problems: d.problems}
 	}
 	var extra yaml.Node
@@ -219,6 +223,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		runbookBase    *url.URL
 		dsType         = DatasourcePrometheus
 		ruleFilesNode  *yaml.Node
+		packsNode      *yaml.Node
 		clusterNode    *yaml.Node
 	)
 	ds := &cfg.Datasource
@@ -253,6 +258,10 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 		field{"rule_files", func(n *yaml.Node, key string) {
 			ruleFilesNode = n
 			d.ruleFiles(n, key, dir, cfg)
+		}},
+		field{"packs", func(n *yaml.Node, key string) {
+			packsNode = n
+			d.packsBlock(n, key, dir, cfg)
 		}},
 		field{"runbook_base_url", func(n *yaml.Node, key string) {
 			if v, ok := d.scalar(n, key); ok && v == "" {
@@ -314,8 +323,8 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	if cfg.Cluster.Enabled() && cfg.Notifier == nil && !d.hasProblemUnder("notifier") {
 		d.errorf(clusterNode, "cluster", "a cluster gossips the notifier's state: add a notifier block, or remove cluster")
 	}
-	if ruleFilesNode == nil {
-		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate")
+	if ruleFilesNode == nil && packsNode == nil {
+		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate, or the rule packs under packs:")
 	}
 	cfg.Global.ExternalLabels = labels.FromMap(externalLabels)
 	if externalURL == nil {
@@ -330,10 +339,27 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	}
 
 	if len(d.problems) > 0 {
-		sortProblems(d.problems)
+		sortProblems(d.problems, d.file)
 		return nil, &ConfigError{Problems: d.problems}
 	}
 	return cfg, nil
+}
+
+// badByte returns the offset of the first byte YAML refuses: invalid
+// UTF-8, or a control character other than tab, line feed and carriage
+// return. -1 when there is none.
+func badByte(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || (r >= 0x80 && r < 0xa0 && r != 0x85) || r == 0xfeff && i > 0 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 func defaultConfig() *Config {
@@ -364,8 +390,19 @@ func (d *decoder) hasProblemUnder(key string) bool {
 	return slices.ContainsFunc(d.problems, func(p Problem) bool { return strings.HasPrefix(p.Key, key) })
 }
 
-func sortProblems(ps []Problem) {
+// sortProblems orders problems by position: those of the configuration
+// file first, then those of the files it names (pack directories), by path.
+func sortProblems(ps []Problem, file string) {
 	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if a.File != b.File {
+			switch file {
+			case a.File:
+				return -1
+			case b.File:
+				return 1
+			}
+			return strings.Compare(a.File, b.File)
+		}
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}
@@ -374,9 +411,26 @@ func sortProblems(ps []Problem) {
 }
 
 // yamlSyntaxProblem turns a YAML parse error into a positioned problem.
-func yamlSyntaxProblem(file string, err error) Problem {
+// The errors yaml reports without a line (control characters, invalid
+// UTF-8) are placed at the first such byte of data.
+func yamlSyntaxProblem(file string, data []byte, err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	p := Problem{File: file, Message: "invalid YAML: " + msg}
+	at := -1
+	if !strings.HasPrefix(msg, "line ") {
+		at = badByte(data)
+		var anchor string
+		if _, err := fmt.Sscanf(msg, "unknown anchor %q referenced", &anchor); err == nil || strings.HasPrefix(msg, "unknown anchor '") {
+			name := strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced")
+			at = bytes.Index(data, []byte("*"+name))
+		}
+	}
+	if at >= 0 {
+		line := 1 + bytes.Count(data[:at], []byte("\n"))
+		col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:at], '\n')+1:at])
+		p.Line, p.Column = line, col
+		return p
+	}
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
 		// yaml reports an unclosed flow collection at the line before the

@@ -170,7 +170,7 @@ func TestHAExamplePair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, block := range []string{"global", "datasource", "rule_files", "notifier"} {
+	for _, block := range []string{"global", "datasource", "packs", "notifier"} {
 		if a.sections[block] != b.sections[block] {
 			t.Errorf("%s differs between the pair:\n%s\n---\n%s", block, a.sections[block], b.sections[block])
 		}

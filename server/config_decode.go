@@ -22,6 +22,7 @@ import (
 // sees everything that is wrong in one run.
 type decoder struct {
 	file     string
+	data     []byte // the file's content, to place errors inside values
 	problems []Problem
 	// fromEnv marks scalars whose value came from ${ENV} expansion. Their
 	// values may be secrets and are never quoted in a message.

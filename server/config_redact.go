@@ -47,8 +47,9 @@ func (c *Config) Redacted() (string, error) {
 				ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
 			} `yaml:"embedded,omitempty"`
 		} `yaml:"datasource"`
-		RuleFiles      []string `yaml:"rule_files"`
-		RunbookBaseURL string   `yaml:"runbook_base_url"`
+		RuleFiles      []string   `yaml:"rule_files"`
+		Packs          []packView `yaml:"packs,omitempty"`
+		RunbookBaseURL string     `yaml:"runbook_base_url"`
 		Storage        struct {
 			Path string `yaml:"path"`
 		} `yaml:"storage"`
@@ -97,6 +98,17 @@ func (c *Config) Redacted() (string, error) {
 		}
 	}
 	v.RuleFiles = c.RuleFiles
+	for _, p := range c.Packs {
+		pv := packView{Name: p.Name, Selector: p.Overrides.Selector, Set: p.Overrides.Set,
+			Severity: p.Overrides.Severity, Labels: p.Overrides.Labels, Disable: p.Overrides.Disable}
+		for k, d := range p.Overrides.For {
+			if pv.For == nil {
+				pv.For = map[string]string{}
+			}
+			pv.For[k] = d.String()
+		}
+		v.Packs = append(v.Packs, pv)
+	}
 	v.RunbookBaseURL = redactURL(c.RunbookBaseURL)
 	v.Storage.Path = c.Storage.Path
 	v.Web.ListenAddress = c.Web.ListenAddress
@@ -129,6 +141,17 @@ func (c *Config) Redacted() (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// packView is one packs: entry as the configuration view shows it.
+type packView struct {
+	Name     string             `yaml:"name"`
+	Selector string             `yaml:"selector,omitempty"`
+	Set      map[string]float64 `yaml:"set,omitempty"`
+	For      map[string]string  `yaml:"for,omitempty"`
+	Severity map[string]string  `yaml:"severity,omitempty"`
+	Labels   map[string]string  `yaml:"labels,omitempty"`
+	Disable  []string           `yaml:"disable,omitempty"`
 }
 
 // clusterView is the cluster: block as the redacted configuration shows

@@ -98,10 +98,20 @@ func (a *engineAdapter) Run(ctx context.Context) error {
 }
 
 func (a *engineAdapter) ApplyRules(cfg *Config) error {
-	return a.eng.ApplyRules(cfg.RuleFilePaths, engine.RuleSettings{
+	return a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
 	})
+}
+
+// PackSources returns the packs of the configuration, overrides applied,
+// as the engine loads them beside the rule files.
+func (c *Config) PackSources() []engine.RuleSource {
+	out := make([]engine.RuleSource, 0, len(c.Packs))
+	for _, p := range c.Packs {
+		out = append(out, engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()})
+	}
+	return out
 }
 
 func (a *engineAdapter) RuleGroups() []*promrules.Group { return a.eng.RuleGroups() }

@@ -41,7 +41,7 @@ func (s *Server) Reload() error {
 	}
 	s.metrics.reloadSuccess(time.Now())
 	s.metrics.reloads.WithLabelValues("success").Inc()
-	s.logger.Info("configuration reloaded", "file", s.opts.ConfigFile, "rule_files", len(s.Config().RuleFilePaths))
+	s.logger.Info("configuration reloaded", "file", s.opts.ConfigFile, "rule_files", len(s.Config().RuleFilePaths), "packs", len(s.Config().Packs))
 	return nil
 }
 

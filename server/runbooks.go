@@ -9,13 +9,22 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/pagedhq/paged/packs"
 )
 
-// runbooks returns the runbook tree to serve, or nil.
+// BuiltinRunbooks returns the runbooks built into paged, one
+// <server>/<Alert>.md per alert of the built-in packs and of paged's own
+// alerts (examples/runbooks).
+func BuiltinRunbooks() fs.FS { return packs.Runbooks() }
+
+// runbooks returns the runbook tree to serve: Options.Runbooks,
+// web.runbooks_dir, or the built-in runbooks.
 func (s *Server) runbooks() fs.FS {
 	if s.opts.Runbooks != nil {
 		return s.opts.Runbooks
@@ -23,19 +32,16 @@ func (s *Server) runbooks() fs.FS {
 	if dir := s.Config().Web.RunbooksDir; dir != "" {
 		return os.DirFS(dir)
 	}
-	return nil
+	return BuiltinRunbooks()
 }
 
 // handleRunbook serves /runbooks/{server}/{Alert}: markdown files, found
 // with or without the .md suffix. Browsers (Accept: text/html) get HTML;
 // everything else, and any path ending in .md, gets the markdown text.
-// A directory lists its runbooks.
+// A path ending in .html gets HTML (the links `paged export
+// --runbook-suffix .html` writes). A directory lists its runbooks.
 func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 	fsys := s.runbooks()
-	if fsys == nil {
-		http.Error(w, "no runbooks configured (set web.runbooks_dir)", http.StatusNotFound)
-		return
-	}
 	name := strings.Trim(path.Clean("/"+chi.URLParam(r, "*")), "/")
 	if name == "" {
 		name = "."
@@ -45,6 +51,9 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wantHTML := strings.Contains(r.Header.Get("Accept"), "text/html") && !strings.HasSuffix(name, ".md")
+	if base, ok := strings.CutSuffix(name, ".html"); ok {
+		name, wantHTML = base, true
+	}
 
 	if st, err := fs.Stat(fsys, name); err == nil && st.IsDir() {
 		s.runbookIndex(w, fsys, name, wantHTML)
@@ -255,4 +264,80 @@ func safeHref(h string) bool {
 		return true
 	}
 	return !strings.Contains(l, ":")
+}
+
+// WriteRunbookSite writes the runbooks named by paths (slash paths in src,
+// <server>/<Alert>.md) into dir as static HTML pages to publish: each as
+// <server>/<Alert>.html, rendered as paged's /runbooks/ renders it, beside
+// its markdown source, with an index.html per folder. It returns the pages
+// written.
+func WriteRunbookSite(dir string, src fs.FS, paths []string) ([]string, error) {
+	byDir := map[string][]string{}
+	var written []string
+	for _, p := range paths {
+		if !fs.ValidPath(p) || !strings.HasSuffix(p, ".md") {
+			return written, fmt.Errorf("runbook %q: want a path such as vllm/VLLMKVCacheSaturated.md", p)
+		}
+		body, err := fs.ReadFile(src, p)
+		if err != nil {
+			return written, fmt.Errorf("runbook %s: %w", p, err)
+		}
+		page := strings.TrimSuffix(p, ".md") + ".html"
+		var b bytes.Buffer
+		if err := runbookPage.Execute(&b, struct {
+			Title string
+			Body  template.HTML
+		}{strings.TrimSuffix(p, ".md"), renderMarkdown(string(body))}); err != nil {
+			return written, err
+		}
+		for name, content := range map[string][]byte{page: b.Bytes(), p: body} {
+			if err := writeSiteFile(dir, name, content); err != nil {
+				return written, err
+			}
+		}
+		written = append(written, page)
+		d := path.Dir(p)
+		byDir[d] = append(byDir[d], path.Base(page))
+		if d != "." {
+			byDir["."] = append(byDir["."], d+"/")
+		}
+	}
+	for d, entries := range byDir {
+		slices.Sort(entries)
+		entries = slices.Compact(entries)
+		var b strings.Builder
+		b.WriteString("<ul>\n")
+		for _, e := range entries {
+			target := e
+			if strings.HasSuffix(e, "/") {
+				target = e + "index.html"
+			}
+			fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a></li>\n", template.HTMLEscapeString(target), template.HTMLEscapeString(strings.TrimSuffix(e, ".html")))
+		}
+		b.WriteString("</ul>\n")
+		title := "Runbooks"
+		if d != "." {
+			title += ": " + d
+		}
+		var out bytes.Buffer
+		if err := runbookPage.Execute(&out, struct {
+			Title string
+			Body  template.HTML
+		}{title, template.HTML(b.String())}); err != nil {
+			return written, err
+		}
+		if err := writeSiteFile(dir, path.Join(d, "index.html"), out.Bytes()); err != nil {
+			return written, err
+		}
+	}
+	slices.Sort(written)
+	return written, nil
+}
+
+func writeSiteFile(dir, name string, content []byte) error {
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, content, 0o644)
 }

@@ -38,7 +38,8 @@ type Options struct {
 	// turns SIGHUP into a send). Nil: reloads only through POST /-/reload.
 	Reload <-chan struct{}
 	// Runbooks, when set, is served at /runbooks/ instead of
-	// web.runbooks_dir (for example the runbooks built into the binary).
+	// web.runbooks_dir. Without either, paged serves the runbooks built
+	// into the binary (BuiltinRunbooks).
 	Runbooks fs.FS
 	// NewEngine builds the engine; DefaultEngineFactory when nil.
 	NewEngine EngineFactory
@@ -222,7 +223,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	s.logger.Info("paged started", "listen", ln.Addr().String(), "rule_files", len(s.Config().RuleFilePaths))
+	s.logger.Info("paged started", "listen", ln.Addr().String(), "rule_files", len(s.Config().RuleFilePaths), "packs", len(s.Config().Packs))
 
 	var runErr error
 loop:

@@ -16,13 +16,14 @@ import (
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/backtest"
+	"github.com/pagedhq/paged/rules"
 	"github.com/pagedhq/paged/server"
 )
 
 // backtestCmd is `paged backtest`: replay the alert rules of paged.yaml
 // over a past range and report what they would have done.
 type backtestCmd struct {
-	Config     string        `name:"config" required:"" placeholder:"FILE" type:"path" help:"paged.yaml: rule_files, datasource, evaluation_interval and external labels come from it."`
+	Config     string        `name:"config" required:"" placeholder:"FILE" type:"path" help:"paged.yaml: rule_files, packs (overrides applied), datasource, evaluation_interval and external labels come from it."`
 	From       string        `name:"from" required:"" placeholder:"T" help:"Start: RFC3339, unix seconds, now, or relative (-7d)."`
 	To         string        `name:"to" default:"now" placeholder:"T" help:"End, in the same forms as --from."`
 	Rule       string        `name:"rule" placeholder:"REGEX" help:"Only alerting rules whose name matches (anchored)."`
@@ -80,6 +81,7 @@ func (c *backtestCmd) Run(e *env) error {
 	opts := backtest.Options{
 		Source:             src,
 		RuleFiles:          cfg.RuleFilePaths,
+		Files:              packFiles(cfg),
 		From:               from,
 		To:                 to,
 		EvaluationInterval: cfg.Global.EvaluationInterval,
@@ -134,6 +136,16 @@ func (c *backtestCmd) Run(e *env) error {
 		return usageError("%d of %d rules could not be replayed (see the errors above)", failed, len(rep.Rules))
 	}
 	return nil
+}
+
+// packFiles are the packs of the configuration, overrides applied, as
+// the engine loads them.
+func packFiles(cfg *server.Config) []*rules.File {
+	out := make([]*rules.File, 0, len(cfg.Packs))
+	for _, pc := range cfg.Packs {
+		out = append(out, pc.Rendered.File)
+	}
+	return out
 }
 
 // backtestSource is the configured datasource as a range-query source: the

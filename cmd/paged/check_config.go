@@ -9,8 +9,9 @@ import (
 )
 
 // checkConfigCmd validates paged.yaml: every key, type, URL, duration,
-// secret file and rule-file glob, then loads the rule files the globs match
-// as the engine will (the same loader as `paged lint`, without its checks).
+// secret file, rule-file glob and pack override, then loads the rule files
+// the globs match as the engine will (the same loader as `paged lint`,
+// without its checks). The packs are loaded while the file is read.
 type checkConfigCmd struct {
 	File string `arg:"" name:"file" help:"Configuration file (paged.yaml)." type:"string"`
 }
@@ -51,6 +52,12 @@ func (c *checkConfigCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s: %d problem(s) in rule files\n", c.File, bad)
 		return problems()
 	}
-	fmt.Fprintf(e.stdout, "%s: valid (%d rule files, %d groups, %d rules)\n", c.File, len(cfg.RuleFilePaths), groups, ruleCount)
+	for _, pc := range cfg.Packs {
+		groups += len(pc.Rendered.File.Groups)
+		for _, g := range pc.Rendered.File.Groups {
+			ruleCount += len(g.Rules)
+		}
+	}
+	fmt.Fprintf(e.stdout, "%s: valid (%d rule files, %d packs, %d groups, %d rules)\n", c.File, len(cfg.RuleFilePaths), len(cfg.Packs), groups, ruleCount)
 	return nil
 }

@@ -29,7 +29,7 @@ func TestCheckConfigExitCodes(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{good, 0, "valid (1 rule files, 1 groups, 1 rules)"},
+		{good, 0, "valid (1 rule files, 0 packs, 1 groups, 1 rules)"},
 		{bad, 1, "bad.yaml:3:1: bogus: unknown key"},
 		{filepath.Join(dir, "missing.yaml"), 2, "no such file or directory"},
 	} {

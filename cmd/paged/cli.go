@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 )
@@ -41,6 +42,19 @@ func usageError(format string, args ...any) error {
 	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
 }
 
+// lines prints a multi-line error one "paged: " line at a time, so each
+// problem reads on its own (exit codes stay as they were).
+func (e *env) lines(err error) error {
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.Err == nil || !strings.Contains(ee.Err.Error(), "\n") {
+		return err
+	}
+	for _, l := range strings.Split(ee.Err.Error(), "\n") {
+		fmt.Fprintln(e.stderr, "paged:", l)
+	}
+	return &exitError{Code: ee.Code}
+}
+
 // env is what every subcommand gets: the streams, the context and the
 // environment, so commands run the same in a process and in testscript.
 type env struct {
@@ -61,6 +75,8 @@ type cli struct {
 	Simulate    simulateCmd    `cmd:"" help:"Serve /metrics of a simulated LLM inference server."`
 	CheckConfig checkConfigCmd `cmd:"" name:"check-config" help:"Validate a paged.yaml configuration file."`
 	NotifyTest  notifyTestCmd  `cmd:"" name:"notify-test" help:"Send a sample alert to a receiver."`
+	Packs       packsCmd       `cmd:"" help:"The rule packs built into paged: list, show."`
+	Export      exportCmd      `cmd:"" help:"Write packs as Prometheus rule files, PrometheusRules or Mimir namespaces, and their runbooks as HTML."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
 

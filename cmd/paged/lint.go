@@ -23,6 +23,7 @@ type lintCmd struct {
 	IgnoreUnknownFields bool     `name:"ignore-unknown-fields" help:"Accept keys Prometheus does not know."`
 	EnableFeature       []string `name:"enable-feature" help:"PromQL features, as promtool's flag: promql-experimental-functions, promql-binop-fill-modifiers, promql-unquoted-utf8-names." placeholder:"FEATURE"`
 	ListChecks          bool     `name:"list-checks" help:"List the checks and exit."`
+	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
 
@@ -38,8 +39,19 @@ func (c *lintCmd) Run(e *env) error {
 		}
 		return tw.Flush()
 	}
-	if len(c.Paths) == 0 {
-		return usageError("lint: give at least one rule file, directory or glob")
+	if len(c.Paths) == 0 && c.PagedConfig == "" {
+		return usageError("lint: give at least one rule file, directory or glob (or --paged-config)")
+	}
+	var loaded []*rules.File
+	if c.PagedConfig != "" {
+		pc, err := loadConfig(e, c.PagedConfig)
+		if err != nil {
+			return err
+		}
+		c.Paths = append(c.Paths, pc.RuleFilePaths...)
+		for _, p := range pc.Packs {
+			loaded = append(loaded, p.Rendered.File)
+		}
 	}
 	failOn, err := rules.ParseSeverity(c.FailOn)
 	if err != nil {
@@ -66,9 +78,11 @@ func (c *lintCmd) Run(e *env) error {
 			}
 		}
 	}
-	paths, err := rules.ExpandPaths(c.Paths)
-	if err != nil {
-		return usageError("lint: %v", err)
+	var paths []string
+	if len(c.Paths) > 0 {
+		if paths, err = rules.ExpandPaths(c.Paths); err != nil {
+			return usageError("lint: %v", err)
+		}
 	}
 	if c.Prometheus != "" {
 		api, err := rules.NewPrometheusAPI(c.Prometheus)
@@ -78,8 +92,11 @@ func (c *lintCmd) Run(e *env) error {
 		cfg.Prometheus = api
 	}
 	opts := rules.ParseOptions{IgnoreUnknownFields: c.IgnoreUnknownFields, Parser: parser.NewParser(popts)}
-	var files []*rules.File
+	files := loaded
 	byPath := map[string]*rules.File{}
+	for _, f := range loaded {
+		byPath[f.Path] = f
+	}
 	for _, p := range paths {
 		f, err := rules.ReadFile(p, opts)
 		if err != nil {

@@ -35,12 +35,17 @@ func load(o *Options) ([]*ruleSpec, error) {
 		specs []*ruleSpec
 		errs  []error
 	)
+	files := slices.Clone(o.Files)
 	for _, path := range o.RuleFiles {
 		f, err := rules.ReadFile(path, rules.ParseOptions{Parser: p})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule file: %w", err))
 			continue
 		}
+		files = append(files, f)
+	}
+	for _, f := range files {
+		path := f.Path
 		if fe := f.Errors(); len(fe) > 0 {
 			errs = append(errs, fe...)
 			continue
@@ -108,7 +113,7 @@ func applyThresholds(specs []*ruleSpec, set map[string]float64) error {
 				errs = append(errs, fmt.Errorf("--set %s: %s:%s: expression %q has no top-level comparison with a number", name, s.file, s.group, s.expr.String()))
 				continue
 			}
-			s.threshold.set(set[name])
+			s.threshold.Set(set[name])
 		}
 		if !found {
 			errs = append(errs, fmt.Errorf("--set %s: no selected alerting rule has that name", name))

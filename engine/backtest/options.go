@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/pagedhq/paged/rules"
 )
 
 // DefaultMaxPoints is Prometheus's limit of points per series in one range
@@ -20,6 +22,9 @@ type Options struct {
 	Source Source
 	// RuleFiles are the rule files to replay (paths, already expanded).
 	RuleFiles []string
+	// Files are parsed rule files to replay beside them that come from no
+	// path: the packs of paged.yaml with their overrides applied.
+	Files []*rules.File
 	// From and To bound the replay. Required; From before To.
 	From, To time.Time
 
