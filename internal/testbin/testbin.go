@@ -1,6 +1,7 @@
 // Package testbin finds and starts the real binaries that integration tests
 // run against (Debian's prometheus, promtool, prometheus-alertmanager,
-// amtool, chromium) on free loopback ports, and locates the shared corpus.
+// amtool, chromium, vmalert) on free loopback ports, and locates the shared
+// corpus.
 //
 // A missing binary fails the test when CI is set and skips it elsewhere, with
 // a message that says how to install it.
@@ -35,6 +36,8 @@ var packages = map[string]string{
 	"prometheus-alertmanager": "prometheus-alertmanager",
 	"amtool":                  "prometheus-alertmanager",
 	"chromium":                "chromium",
+	"vmalert":                 "victoria-metrics",
+	"victoria-metrics":        "victoria-metrics",
 }
 
 // Require returns the path of the named binary. When it is missing the test
@@ -137,9 +140,43 @@ func (p *Process) Stop() {
 	}
 }
 
+// Kill sends SIGKILL (no chance to save anything) and waits for the
+// process to be gone. It is safe to call on a stopped process.
+func (p *Process) Kill() {
+	if p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Start runs the binary with args, waits until GET readyPath on addr answers
 // 200, and stops it in t.Cleanup.
 func Start(t testing.TB, bin, dir, addr, readyPath string, args ...string) *Process {
+	t.Helper()
+	p, err := Launch(t, 30*time.Second, bin, dir, addr, readyPath, args...)
+	if err != nil {
+		t.Fatalf("%v\noutput:\n%s", err, p.Output())
+	}
+	return p
+}
+
+// Launch is Start for a test that expects the binary may not come up: it
+// returns an error (with the process, its output and whether it exited)
+// instead of failing the test. The process is stopped in t.Cleanup either
+// way.
+func Launch(t testing.TB, timeout time.Duration, bin, dir, addr, readyPath string, args ...string) (*Process, error) {
 	t.Helper()
 	p := &Process{Addr: addr, URL: "http://" + addr, Dir: dir, out: &SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
@@ -147,14 +184,15 @@ func Start(t testing.TB, bin, dir, addr, readyPath string, args ...string) *Proc
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+		close(p.done)
+		return p, fmt.Errorf("start %s: %w", bin, err)
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Stop)
-	if err := WaitReady(context.Background(), p.URL+readyPath, 30*time.Second, p.done); err != nil {
-		t.Fatalf("%s did not become ready: %v\noutput:\n%s", filepath.Base(bin), err, p.Output())
+	if err := WaitReady(context.Background(), p.URL+readyPath, timeout, p.done); err != nil {
+		return p, fmt.Errorf("%s did not become ready: %w", filepath.Base(bin), err)
 	}
-	return p
+	return p, nil
 }
 
 // WaitReady polls url until it answers 200, the timeout passes or exited is
