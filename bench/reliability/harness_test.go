@@ -144,13 +144,29 @@ func (x *exporter) addr() string { return x.srv.Listener.Addr().String() }
 
 // prometheusConfig scrapes the exporter every second.
 func prometheusConfig(x *exporter, extra string) string {
+	return prometheusConfigEvery(x, time.Second, extra)
+}
+
+// prometheusConfigEvery scrapes the exporter and evaluates rules at the
+// given interval.
+func prometheusConfigEvery(x *exporter, every time.Duration, extra string) string {
 	return fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
+  scrape_interval: %v
+  evaluation_interval: %v
 scrape_configs:
   - job_name: exporter
     static_configs: [{targets: [%q]}]
-%s`, x.addr(), extra)
+%s`, every, every, x.addr(), extra)
+}
+
+// alerting is the part of a Prometheus configuration that evaluates the
+// rule file and sends to the Alertmanagers at addrs.
+func alerting(rules string, addrs ...string) string {
+	q := make([]string, len(addrs))
+	for i, a := range addrs {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Sprintf("rule_files: [%q]\nalerting:\n  alertmanagers:\n    - static_configs: [{targets: [%s]}]\n", rules, strings.Join(q, ", "))
 }
 
 // prometheus is Debian's Prometheus, restartable on the same port and
@@ -176,6 +192,9 @@ func startPrometheus(t *testing.T, config string, extra ...string) *prometheus {
 
 func (p *prometheus) URL() string { return p.p.URL }
 func (p *prometheus) stop()       { p.p.Stop() }
+
+// kill sends SIGKILL (the TSDB's WAL is replayed at the next start).
+func (p *prometheus) kill() { p.p.Kill() }
 func (p *prometheus) restart() {
 	p.p = testbin.Start(p.t, testbin.Require(p.t, "prometheus"), p.p.Dir, p.p.Addr, "/-/ready", p.args...)
 }
@@ -243,7 +262,10 @@ type slack struct {
 	srv    *httptest.Server
 }
 
-const slackToken = "xoxb-reliability"
+const (
+	slackToken     = "xoxb-reliability"
+	slackChannelID = "CALERTS" // the stand-in's id of '#alerts'
+)
 
 func newSlack(t *testing.T) *slack {
 	s := notifiertest.NewSlackHandler(slackToken)
@@ -268,11 +290,12 @@ func (s *slack) topLevel() []notifiertest.SlackCall {
 
 // hookAlert is one alert of a webhook notification, as received.
 type hookAlert struct {
-	Status   string            `json:"status"`
-	Labels   map[string]string `json:"labels"`
-	StartsAt time.Time         `json:"startsAt"`
-	EndsAt   time.Time         `json:"endsAt"`
-	At       time.Time         `json:"-"` // when the notification arrived
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+	At          time.Time         `json:"-"` // when the notification arrived
 }
 
 // hook is a webhook receiver (Alertmanager's v4 payload) behind a fault

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -47,99 +46,6 @@ storage:
 web:
   listen_address: WEB
 %s%s`, promURL, rules, extra, notifier)
-}
-
-// episode is one period in which an instance's load was high.
-type episode struct {
-	instance   string
-	start, end time.Time // end is zero while it lasts
-}
-
-// scheduler drives instances high and low on cycles with different
-// phases, and keeps the episodes.
-type scheduler struct {
-	x         *exporter
-	instances []string
-	high, low time.Duration
-
-	mu       sync.Mutex
-	episodes []*episode
-	open     map[string]*episode
-	stop     chan struct{}
-	done     chan struct{}
-}
-
-func newScheduler(x *exporter, n int, high, low time.Duration) *scheduler {
-	s := &scheduler{x: x, high: high, low: low, open: map[string]*episode{}, stop: make(chan struct{}), done: make(chan struct{})}
-	for i := range n {
-		s.instances = append(s.instances, fmt.Sprintf("inst-%c", 'a'+i))
-		x.set(fmt.Sprintf(`load{pod=%q}`, s.instances[i]), 0)
-	}
-	return s
-}
-
-func (s *scheduler) run() {
-	defer close(s.done)
-	t0 := time.Now()
-	cycle := s.high + s.low
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			for _, in := range s.instances {
-				s.setHigh(in, false)
-			}
-			return
-		case <-tick.C:
-		}
-		el := time.Since(t0)
-		for i, in := range s.instances {
-			phase := time.Duration(i) * cycle / time.Duration(len(s.instances))
-			s.setHigh(in, (el+cycle-phase)%cycle < s.high && el >= phase)
-		}
-	}
-}
-
-func (s *scheduler) setHigh(in string, high bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.open[in]
-	switch {
-	case high && e == nil:
-		e = &episode{instance: in, start: time.Now()}
-		s.open[in] = e
-		s.episodes = append(s.episodes, e)
-		s.x.set(fmt.Sprintf(`load{pod=%q}`, in), 10)
-	case !high && e != nil:
-		e.end = time.Now()
-		delete(s.open, in)
-		s.x.set(fmt.Sprintf(`load{pod=%q}`, in), 0)
-	}
-}
-
-// finish ends every episode and stops the cycles.
-func (s *scheduler) finish() {
-	close(s.stop)
-	<-s.done
-}
-
-// highSince reports whether in has been high, without a break, since t.
-func (s *scheduler) highSince(in string, t time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.open[in]
-	return e != nil && !e.start.After(t)
-}
-
-func (s *scheduler) all() []episode {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]episode, len(s.episodes))
-	for i, e := range s.episodes {
-		out[i] = *e
-	}
-	return out
 }
 
 // TestKill9 kills paged with SIGKILL at random moments while alerts are
@@ -197,76 +103,30 @@ func TestKill9(t *testing.T) {
 	time.Sleep(5 * time.Second)
 
 	eps := sch.all()
-	// Attribute Slack's top-level messages and the webhook's notifications
-	// to episodes: the episode of that instance whose span (plus the
-	// time to resolve) holds them.
-	find := func(in string, at time.Time) int {
-		for i, e := range eps {
-			if e.instance == in && !at.Before(e.start) && (e.end.IsZero() || at.Before(e.end.Add(10*time.Second))) {
-				return i
-			}
-		}
-		return -1
-	}
-	posts := map[int][]string{}
-	stray := 0
-	for _, c := range s.topLevel() {
-		in := ""
-		for _, cand := range sch.instances {
-			if strings.Contains(string(c.Blocks), cand) {
-				in = cand
-			}
-		}
-		if i := find(in, c.At); i >= 0 {
-			posts[i] = append(posts[i], c.TS)
-		} else {
-			stray++
-		}
-	}
-	firing, resolved := map[int]int{}, map[int]int{}
-	for _, a := range h.named("LoadHigh") {
-		i := find(a.Labels["pod"], a.At)
-		if i < 0 {
-			stray++
-			continue
-		}
-		if a.Status == "firing" {
-			firing[i]++
-		} else {
-			resolved[i]++
-		}
-	}
-	var expected, lost, dupSlack, dupHook, edited, slackEpisodes int
-	for i, e := range eps {
-		if e.end.Sub(e.start) < 6*time.Second {
-			continue // too short to fire for sure (for: 3s, plus scrape and evaluation)
-		}
-		expected++
-		if firing[i] == 0 || resolved[i] == 0 || len(posts[i]) == 0 {
+	hl, sl := newLedger(eps, h.deliveries()), newLedger(eps, s.deliveries())
+	hl.logMissing(t.Logf, "webhook")
+	lost := len(hl.missing())
+	for _, e := range sl.owed {
+		if _, ok := sl.first(key{e.id, "firing"}); !ok {
 			lost++
-			t.Logf("episode %s %s-%s: webhook firing %d resolved %d, Slack posts %d", e.instance, e.start.Format("15:04:05.0"), e.end.Format("15:04:05.0"), firing[i], resolved[i], len(posts[i]))
-		}
-		dupHook += max(firing[i]-1, 0) + max(resolved[i]-1, 0)
-		if len(posts[i]) > 1 {
-			dupSlack += len(posts[i]) - 1
-		}
-		if len(posts[i]) > 0 {
-			slackEpisodes++
-			if m, ok := s.Message("CALERTS", posts[i][0]); ok && strings.Contains(string(m.Blocks), "RESOLVED") {
-				edited++
-			}
+			t.Logf("Slack: no message for episode %d (%s, %s to %s)", e.id, e.instance, e.start.Format("15:04:05.0"), e.end.Format("15:04:05.0"))
 		}
 	}
+	dupSlack := 0
+	for _, e := range sl.owed {
+		dupSlack += max(len(sl.got[key{e.id, "firing"}])-1, 0)
+	}
+	edited, posted := s.editedOriginal(sl, nil)
 	report(t, scenario, "paged", "kills (SIGKILL)", rounds, "")
 	report(t, scenario, "paged", "kills with alerts pending / firing", fmt.Sprintf("%d / %d", whilePending, whileFiring), "")
-	report(t, scenario, "paged", "episodes that had to notify", expected, "")
-	report(t, scenario, "paged", "notifications lost", lost, "0", lost == 0)
+	report(t, scenario, "paged", "episodes that had to notify", len(hl.owed), "")
+	report(t, scenario, "paged", "notifications lost (webhook firing and resolved, Slack message)", lost, "0", lost == 0)
 	report(t, scenario, "paged", "duplicate top-level Slack messages", dupSlack, "0", dupSlack == 0)
-	report(t, scenario, "paged", "resolutions editing the original message", fmt.Sprintf("%d/%d", edited, slackEpisodes), "all", edited == slackEpisodes && slackEpisodes > 0)
+	report(t, scenario, "paged", "resolutions editing the original message", fmt.Sprintf("%d/%d", edited, posted), "all", edited == posted && posted > 0)
 	report(t, scenario, "paged", "'for' timers kept across kills", fmt.Sprintf("%d/%d", kept, timers), "all", kept == timers)
-	report(t, scenario, "paged", "duplicate webhook notifications", dupHook, "reported")
-	if stray > 0 {
-		report(t, scenario, "paged", "notifications outside any episode", stray, "0", false)
+	report(t, scenario, "paged", "duplicate webhook notifications", hl.duplicates(), "reported")
+	if stray := len(hl.stray) + len(sl.stray); stray > 0 {
+		report(t, scenario, "paged", "notifications about no episode", stray, "0", false)
 	}
 }
 
