@@ -11,16 +11,21 @@ package reliability
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +39,9 @@ import (
 
 // long is set by PAGED_RELIABILITY=long: full durations and rounds.
 var long = os.Getenv("PAGED_RELIABILITY") == "long"
+
+// logLevel is paged's --log.level (PAGED_RELIABILITY_LOG, default info).
+var logLevel = cmp.Or(os.Getenv("PAGED_RELIABILITY_LOG"), "info")
 
 // pick returns the short or the long value.
 func pick[T any](short, longV T) T {
@@ -93,7 +101,31 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// scenarioOrder is the order of the table's scenarios (by prefix); the
+// figures of one scenario and system keep the order they were reported in.
+var scenarioOrder = []string{"kill -9", "datasource down", "delivery: Slack", "delivery: webhook", "HA pair", "corrupt state", "load"}
+
+func rank(list []string, s string, prefix bool) int {
+	for i, p := range list {
+		if s == p || prefix && strings.HasPrefix(s, p) {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// systemRank puts paged first, then Prometheus, then vmalert.
+func systemRank(s string) int {
+	return rank([]string{"paged", "Prometheus", "vmalert"}, strings.Fields(s + " x")[0], false)
+}
+
 func printTable(w io.Writer, fs []figure) {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b figure) int {
+		return cmp.Or(cmp.Compare(rank(scenarioOrder, a.Scenario, true), rank(scenarioOrder, b.Scenario, true)),
+			strings.Compare(a.Scenario, b.Scenario), cmp.Compare(systemRank(a.System), systemRank(b.System)),
+			strings.Compare(a.System, b.System))
+	})
 	fmt.Fprintln(w, "| scenario | system | figure | value | must |")
 	fmt.Fprintln(w, "|---|---|---|---:|---|")
 	for _, f := range fs {
@@ -192,6 +224,33 @@ func startPrometheus(t *testing.T, config string, extra ...string) *prometheus {
 
 func (p *prometheus) URL() string { return p.p.URL }
 func (p *prometheus) stop()       { p.p.Stop() }
+
+// query returns the value of an instant query's first sample (NaN when
+// there is none or Prometheus does not answer).
+func (p *prometheus) query(q string) float64 {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(p.URL() + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return math.NaN()
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) != nil || len(body.Data.Result) == 0 {
+		return math.NaN()
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
 
 // kill sends SIGKILL (the TSDB's WAL is replayed at the next start).
 func (p *prometheus) kill() { p.p.Kill() }
@@ -336,6 +395,13 @@ func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 
 func (h *hook) URL() string { return h.srv.URL }
 
+// postCount is the number of notifications received.
+func (h *hook) postCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.posts
+}
+
 func (h *hook) alerts() []hookAlert {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -430,9 +496,13 @@ func newPaged(t *testing.T, config string) *paged {
 
 func (p *paged) dataDir() string { return filepath.Join(filepath.Dir(p.config), "data") }
 
+// start starts the process; its output is appended to what earlier runs
+// printed.
 func (p *paged) start() {
-	p.out = &testbin.SyncBuffer{}
-	p.cmd = exec.Command(pagedBin(p.t), "run", "--config", p.config)
+	if p.out == nil {
+		p.out = &testbin.SyncBuffer{}
+	}
+	p.cmd = exec.Command(pagedBin(p.t), "run", "--config", p.config, "--log.level="+logLevel)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
@@ -553,4 +623,13 @@ func httpPost(url, body string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// tail returns the last n bytes of s, from a line start.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := strings.IndexByte(s[len(s)-n:], '\n')
+	return s[len(s)-n+i+1:]
 }

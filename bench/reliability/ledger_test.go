@@ -102,8 +102,9 @@ type ledger struct {
 
 // minEpisode is how long an episode must last to be owed a firing and a
 // resolved notification: the rule's for (3s), a scrape and an evaluation
-// (1s each), with a second to spare.
-const minEpisode = 6 * time.Second
+// (1s each), group_wait (1s), with a second to spare; the first
+// notification arrives 4.5-5s into an episode.
+const minEpisode = 7 * time.Second
 
 func newLedger(eps []episode, ds []delivery) *ledger {
 	l := &ledger{eps: map[int]episode{}, got: map[key][]delivery{}}
@@ -186,6 +187,15 @@ func (l *ledger) logMissing(logf func(string, ...any), what string) {
 		e := l.eps[k.ep]
 		logf("%s: no %s notification for episode %d (%s, %s to %s)", what, k.status, k.ep, e.instance,
 			e.start.Format("15:04:05.0"), e.end.Format("15:04:05.0"))
+	}
+}
+
+// logDuplicates logs every delivery beyond the first, with the first.
+func (l *ledger) logDuplicates(logf func(string, ...any), what string) {
+	for k, ds := range l.got {
+		for _, d := range ds[1:] {
+			logf("%s: %s again at %s (first at %s)", what, k, d.at.Format("15:04:05.000"), ds[0].at.Format("15:04:05.000"))
+		}
 	}
 }
 

@@ -26,15 +26,17 @@ const queueRule = `groups:
           runbook_url: 'vllm/QueueBacklog'
 `
 
-// pagedConfig is a remote-mode paged.yaml (WEB and DATA are filled in by
-// newPaged).
+// pagedConfig is a remote-mode paged.yaml evaluating queueRule every
+// second (WEB and DATA are filled in by newPaged).
 func pagedConfig(t *testing.T, promURL, notifier, extra string) string {
-	rules := filepath.Join(t.TempDir(), "load.rules.yaml")
-	if err := os.WriteFile(rules, []byte(queueRule), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return pagedConfigRules(t, promURL, writeFile(t, "load.rules.yaml", queueRule), time.Second, notifier, extra)
+}
+
+// pagedConfigRules is a remote-mode paged.yaml evaluating a rule file at
+// an interval.
+func pagedConfigRules(t *testing.T, promURL, rules string, every time.Duration, notifier, extra string) string {
 	return fmt.Sprintf(`global:
-  evaluation_interval: 1s
+  evaluation_interval: %v
 datasource:
   type: prometheus
   prometheus:
@@ -45,13 +47,14 @@ storage:
   path: DATA
 web:
   listen_address: WEB
-%s%s`, promURL, rules, extra, notifier)
+%s%s`, every, promURL, rules, extra, notifier)
 }
 
 // TestKill9 kills paged with SIGKILL at random moments while alerts are
 // pending, firing and resolving, against Debian's Prometheus, with Slack
 // in bot-token mode and a webhook on the same route.
 func TestKill9(t *testing.T) {
+	t.Parallel()
 	const scenario = "kill -9 while alerting"
 	x := newExporter(t)
 	prom := startPrometheus(t, prometheusConfig(x, ""))
@@ -59,7 +62,7 @@ func TestKill9(t *testing.T) {
 	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
 	p.waitReady(30 * time.Second)
 	sch := newScheduler(x, 4, 9*time.Second, 6*time.Second)
-	go sch.run()
+	sch.start(t, prom)
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	rounds := pick(8, 20)
@@ -69,6 +72,7 @@ func TestKill9(t *testing.T) {
 		time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
 		before, _ := p.alerts()
 		p.kill()
+		t.Logf("kill at %s", time.Now().Format("15:04:05.000"))
 		for _, a := range before {
 			switch a.State {
 			case "pending":
@@ -128,12 +132,16 @@ func TestKill9(t *testing.T) {
 	if stray := len(hl.stray) + len(sl.stray); stray > 0 {
 		report(t, scenario, "paged", "notifications about no episode", stray, "0", false)
 	}
+	if t.Failed() {
+		t.Logf("paged's output, every start (last 4000 bytes):\n%s", tail(p.out.String(), 4000))
+	}
 }
 
 // TestDatasourceOutage stops the datasource for a while (five minutes in
 // the long form; the short form shortens the resend delay so that a
 // receiver would let unrefreshed alerts expire within it).
 func TestDatasourceOutage(t *testing.T) {
+	t.Parallel()
 	const scenario = "datasource down"
 	x := newExporter(t)
 	x.set(`load{pod="steady"}`, 10)
@@ -199,6 +207,7 @@ var stateFiles = []string{
 // (after a kill -9): paged starts, moves the file aside, fires
 // PagedStateCorrupted and pages a new alert.
 func TestCorruptState(t *testing.T) {
+	t.Parallel()
 	const scenario = "corrupt state file"
 	x := newExporter(t)
 	prom := startPrometheus(t, prometheusConfig(x, ""))

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -44,6 +45,17 @@ func newScheduler(x *exporter, n int, high, low time.Duration) *scheduler {
 		x.set(fmt.Sprintf(`load{pod=%q}`, s.instances[i]), 0)
 	}
 	return s
+}
+
+// start begins the cycles once Prometheus has scraped every instance: the
+// first episode of a freshly started Prometheus would otherwise fire
+// seconds late, and be cut short.
+func (s *scheduler) start(t *testing.T, prom *prometheus) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "Prometheus to have every instance", func() bool {
+		return prom.query("count(load)") >= float64(len(s.instances))
+	})
+	go s.run()
 }
 
 func (s *scheduler) run() {
