@@ -1,0 +1,139 @@
+//go:build reliability
+
+package reliability
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestDeliveryFaults keeps alerts firing and resolving while one
+// integration of paged's receiver fails, the other staying healthy: the
+// Slack stand-in answers 429 with Retry-After, then 500, then nothing
+// (timeouts), each for a while with a healthy gap after it; separately the
+// webhook receiver is down (connections closed unanswered). Every
+// notification must arrive in the end. The healthy integration of the
+// same receiver gets each notification when it would have arrived without
+// the fault, which is what the added delay is measured from.
+func TestDeliveryFaults(t *testing.T) {
+	t.Parallel()
+	t.Run("slack", func(t *testing.T) {
+		t.Parallel()
+		d := pick(15*time.Second, time.Minute)
+		gap := pick(10*time.Second, 20*time.Second)
+		run := startDeliveryRun(t, d)
+		ws := runFaults(run.s.faults, []faultStep{{faultRateLimit, d, gap}, {faultServer, d, gap}, {faultTimeout, d, gap}})
+		run.finish(t)
+		run.report(t, "delivery: Slack 429, 500, timeout", "paged", run.s.deliveries(), run.h.deliveries(), ws, run.s.faults)
+	})
+	t.Run("webhook", func(t *testing.T) {
+		t.Parallel()
+		d := pick(20*time.Second, time.Minute)
+		run := startDeliveryRun(t, d)
+		ws := runFaults(run.h.faults, []faultStep{{faultDown, d, pick(10*time.Second, 20*time.Second)}})
+		run.finish(t)
+		run.report(t, "delivery: webhook down", "paged", run.h.deliveries(), run.s.deliveries(), ws, run.h.faults)
+	})
+}
+
+// deliveryRun is paged with Slack (bot token) and a webhook on one
+// receiver, and episodes running.
+type deliveryRun struct {
+	s   *slack
+	h   *hook
+	sch *scheduler
+	p   *paged
+}
+
+// episodeTimes returns the high and low phases for faults of length d:
+// every episode fires for longer than a fault, so it owes a firing
+// notification at a time the receiver is up, and the next episode of an
+// instance starts only after a resolution held up by a fault has gone out
+// (one of a group would otherwise turn into the other).
+func episodeTimes(d time.Duration) (high, low time.Duration) {
+	return d + 5*time.Second, d + 10*time.Second
+}
+
+func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
+	x := newExporter(t)
+	prom := startPrometheus(t, prometheusConfig(x, ""))
+	s, h := newSlack(t), newHook(t)
+	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
+	p.waitReady(30 * time.Second)
+	high, low := episodeTimes(d)
+	sch := newScheduler(x, 6, high, low)
+	sch.start(t, prom)
+	// The first episode notified, healthy: the faults start mid-stream.
+	waitFor(t, 30*time.Second, "a first notification", func() bool { return len(h.deliveries()) > 0 })
+	return &deliveryRun{s: s, h: h, sch: sch, p: p}
+}
+
+// finish lets the episodes that began during the faults end at a healthy
+// time, ends the rest, and waits until every owed notification has
+// reached both integrations (a bail-out after a minute, which the figures
+// then show as missing).
+func (r *deliveryRun) finish(t *testing.T) {
+	time.Sleep(r.sch.high)
+	r.sch.finish()
+	eps := r.sch.all()
+	waitFor(t, time.Minute, "every notification at both integrations", func() bool {
+		return len(newLedger(eps, r.s.deliveries()).missing()) == 0 && len(newLedger(eps, r.h.deliveries()).missing()) == 0
+	})
+	time.Sleep(3 * time.Second) // room for duplicates to show up
+}
+
+// report computes the figures of the faulty integration (got) against the
+// healthy one (ref).
+func (r *deliveryRun) report(t *testing.T, scenario, system string, got, ref []delivery, ws []window, f *faulty) {
+	t.Helper()
+	reportDelivery(t, scenario, system, r.sch.all(), got, ref, ws, f)
+}
+
+// reportDelivery reports what reached a faulty integration: owed,
+// delivered, duplicates, and the delay the faults added, by fault.
+func reportDelivery(t *testing.T, scenario, system string, eps []episode, got, ref []delivery, ws []window, f *faulty) {
+	t.Helper()
+	gl, rl := newLedger(eps, got), newLedger(eps, ref)
+	gl.logMissing(t.Logf, scenario)
+	owed := gl.owedKeys()
+	delivered := len(owed) - len(gl.missing())
+	byFault := map[fault][]time.Duration{}
+	var outside []time.Duration
+	for _, k := range owed {
+		g, ok1 := gl.first(k)
+		r, ok2 := rl.first(k)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if d, w, met := addedDelay(r.at, g.at, ws); met {
+			byFault[w.f] = append(byFault[w.f], d)
+		} else {
+			outside = append(outside, d)
+		}
+	}
+	var faults string
+	for i, w := range ws {
+		if i > 0 {
+			faults += ", "
+		}
+		faults += fmt.Sprintf("%s %v", w.f, w.to.Sub(w.from).Round(time.Second))
+	}
+	report(t, scenario, system, "faults", faults, "")
+	report(t, scenario, system, "requests refused or left unanswered", f.refused.Load(), "")
+	report(t, scenario, system, "notifications owed (firing and resolved)", len(owed), "")
+	report(t, scenario, system, "delivered in the end", fmt.Sprintf("%d/%d", delivered, len(owed)), "all", delivered == len(owed) && len(owed) > 0)
+	report(t, scenario, system, "duplicates", gl.duplicates(), "reported")
+	seen := map[fault]bool{}
+	for _, w := range ws {
+		if seen[w.f] {
+			continue
+		}
+		seen[w.f] = true
+		report(t, scenario, system, fmt.Sprintf("added delay, due during %s", w.f), durStats(byFault[w.f]), "")
+	}
+	report(t, scenario, system, "lag behind the healthy integration, outside faults", durStats(outside), "")
+	if n := len(gl.stray); n > 0 {
+		report(t, scenario, system, "notifications about no episode", n, "0", false)
+	}
+}
