@@ -55,6 +55,11 @@ func episodeTimes(d time.Duration) (high, low time.Duration) {
 	return d + 5*time.Second, d + 10*time.Second
 }
 
+// deliveryInstances is how many instances cycle: the long form's cycles
+// are four times longer, and twice the instances keep the notifications
+// that come due during a fault from being a handful.
+func deliveryInstances() int { return pick(6, 12) }
+
 func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
 	x := newExporter(t)
 	prom := startPrometheus(t, prometheusConfig(x, ""))
@@ -62,7 +67,7 @@ func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
 	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
 	p.waitReady(30 * time.Second)
 	high, low := episodeTimes(d)
-	sch := newScheduler(x, 6, high, low)
+	sch := newScheduler(x, deliveryInstances(), high, low)
 	sch.start(t, prom)
 	// The first episode notified, healthy: the faults start mid-stream.
 	waitFor(t, 30*time.Second, "a first notification", func() bool { return len(h.deliveries()) > 0 })

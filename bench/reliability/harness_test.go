@@ -116,15 +116,14 @@ func rank(list []string, s string, prefix bool) int {
 
 // systemRank puts paged first, then Prometheus, then vmalert.
 func systemRank(s string) int {
-	return rank([]string{"paged", "Prometheus", "vmalert"}, strings.Fields(s + " x")[0], false)
+	return rank([]string{"paged", "Prometheus", "vmalert"}, strings.TrimSuffix(strings.Fields(s + " x")[0], ":"), false)
 }
 
 func printTable(w io.Writer, fs []figure) {
 	fs = slices.Clone(fs)
 	slices.SortStableFunc(fs, func(a, b figure) int {
 		return cmp.Or(cmp.Compare(rank(scenarioOrder, a.Scenario, true), rank(scenarioOrder, b.Scenario, true)),
-			strings.Compare(a.Scenario, b.Scenario), cmp.Compare(systemRank(a.System), systemRank(b.System)),
-			strings.Compare(a.System, b.System))
+			strings.Compare(a.Scenario, b.Scenario), cmp.Compare(systemRank(a.System), systemRank(b.System)))
 	})
 	fmt.Fprintln(w, "| scenario | system | figure | value | must |")
 	fmt.Fprintln(w, "|---|---|---|---:|---|")

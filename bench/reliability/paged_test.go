@@ -137,15 +137,30 @@ func TestKill9(t *testing.T) {
 	}
 }
 
-// TestDatasourceOutage stops the datasource for a while (five minutes in
-// the long form; the short form shortens the resend delay so that a
-// receiver would let unrefreshed alerts expire within it).
+// outageTimes returns how long the datasource is away, and the flags of
+// the Prometheus that is away. The long form is five minutes against
+// Prometheus's defaults: longer than its lookback delta (5m), so when it
+// comes back the last sample before the outage is too old to be returned
+// until the next scrape. The short form keeps both relations in 30s: the
+// lookback is cut to 20s, and the resend delay (paged's resend_delay,
+// Prometheus's --rules.alert.resend-delay) to 2s, so that a receiver would
+// let unrefreshed alerts expire (after four resend delays) within it.
+func outageTimes() (outage time.Duration, promFlags []string) {
+	if long {
+		return 5 * time.Minute, nil
+	}
+	return 30 * time.Second, []string{"--query.lookback-delta=20s"}
+}
+
+// TestDatasourceOutage stops the datasource for outageTimes while an alert
+// fires: it must not resolve, before or after the datasource returns.
 func TestDatasourceOutage(t *testing.T) {
 	t.Parallel()
 	const scenario = "datasource down"
+	outage, flags := outageTimes()
 	x := newExporter(t)
 	x.set(`load{pod="steady"}`, 10)
-	prom := startPrometheus(t, prometheusConfig(x, ""))
+	prom := startPrometheus(t, prometheusConfig(x, ""), flags...)
 	s, h := newSlack(t), newHook(t)
 	extra := ""
 	if !long {
@@ -158,7 +173,6 @@ func TestDatasourceOutage(t *testing.T) {
 	if !waitFor(t, 30*time.Second, "LoadHigh firing", func() bool { return len(h.named("LoadHigh", "status=firing")) > 0 }) {
 		return
 	}
-	outage := pick(30*time.Second, 5*time.Minute)
 	stoppedAt := time.Now()
 	prom.stop()
 	var downAt time.Time
@@ -180,7 +194,7 @@ func TestDatasourceOutage(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(5 * time.Second)
+	time.Sleep(12 * time.Second) // a re-fire after a false resolve would take the rule's for and a group_wait
 	falseResolves := len(h.named("LoadHigh", "status=resolved"))
 	refires := len(h.named("LoadHigh", "status=firing")) - 1
 	report(t, scenario, "paged", "outage", outage, "")

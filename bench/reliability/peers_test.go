@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,20 +125,19 @@ func dupIn(ds []delivery, from, to time.Time) bool {
 }
 
 // TestPeerDatasourceOutage takes the datasource away for paged's outage
-// (30s short, 5 minutes long): vmalert queries a Prometheus that is
-// stopped; Prometheus evaluating its own rules is killed. Both send to
-// Alertmanager, which resolves an alert when its endsAt passes without a
-// refresh.
+// (outageTimes): vmalert queries a Prometheus that is stopped; Prometheus
+// evaluating its own rules is killed. Both send to Alertmanager, which
+// resolves an alert when its endsAt passes without a refresh.
 func TestPeerDatasourceOutage(t *testing.T) {
 	t.Parallel()
 	const scenario = "datasource down"
-	outage := pick(30*time.Second, 5*time.Minute)
+	outage, promFlags := outageTimes()
 	t.Run("vmalert", func(t *testing.T) {
 		t.Parallel()
 		sys := vmAM(t)
 		x := newExporter(t)
 		x.set(`load{pod="steady"}`, 10)
-		prom := startPrometheus(t, prometheusConfig(x, ""))
+		prom := startPrometheus(t, prometheusConfig(x, ""), promFlags...)
 		h := newHook(t)
 		am := newAlertmanager(t, amConfig(h.URL()), "")
 		am.start()
@@ -154,7 +154,7 @@ func TestPeerDatasourceOutage(t *testing.T) {
 		waitFor(t, 30*time.Second, "LoadHigh firing again", func() bool {
 			return len(h.named("LoadHigh", "status=firing")) > 1 || len(h.named("LoadHigh", "status=resolved")) == 0
 		})
-		time.Sleep(5 * time.Second)
+		time.Sleep(12 * time.Second)
 		reportOutage(t, scenario, sys, h, outage, stoppedAt, backAt)
 		report(t, scenario, sys, "time to notice", fmt.Sprintf("no alert of its own (vmalert_execution_errors_total reached %.0f)", errs), "")
 	})
@@ -166,7 +166,7 @@ func TestPeerDatasourceOutage(t *testing.T) {
 		h := newHook(t)
 		am := newAlertmanager(t, amConfig(h.URL()), "")
 		am.start()
-		var flags []string
+		flags := slices.Clone(promFlags)
 		if !long {
 			flags = append(flags, "--rules.alert.resend-delay=2s") // as paged's resend_delay in the short form
 		}
@@ -182,7 +182,7 @@ func TestPeerDatasourceOutage(t *testing.T) {
 		waitFor(t, 60*time.Second, "LoadHigh firing again", func() bool {
 			return len(h.named("LoadHigh", "status=firing")) > 1 || len(h.named("LoadHigh", "status=resolved")) == 0
 		})
-		time.Sleep(5 * time.Second)
+		time.Sleep(12 * time.Second)
 		reportOutage(t, scenario+" (Prometheus killed)", sys, h, outage, stoppedAt, backAt)
 		report(t, scenario+" (Prometheus killed)", sys, "time to notice", "no alert: nothing evaluates while Prometheus is down", "")
 	})
@@ -218,7 +218,7 @@ func TestPeerDeliveryFaults(t *testing.T) {
 	am.start()
 	prom := promAMStack(t, x, []string{am.addr})
 	high, low := episodeTimes(d)
-	sch := newScheduler(x, 6, high, low)
+	sch := newScheduler(x, deliveryInstances(), high, low)
 	sch.start(t, prom)
 	waitFor(t, 30*time.Second, "a first notification", func() bool { return len(up.deliveries()) > 0 })
 	ws := runFaults(down.faults, []faultStep{{faultDown, d, pick(10*time.Second, 20*time.Second)}})
@@ -379,7 +379,7 @@ func silencesOf(base string) int {
 // rules itself, and in vmalert querying a Prometheus for them, both
 // sending to Alertmanager; their /metrics are sampled as paged's.
 func TestPeerLoad(t *testing.T) {
-	t.Parallel()
+	parallelLoad(t)
 	const scenario = "load: 2,000 rules, 10,000 alerts"
 	amLoad := `route:
   receiver: hook
@@ -394,7 +394,7 @@ receivers:
 `
 	hold, every := loadDuration()
 	t.Run("prometheus", func(t *testing.T) {
-		t.Parallel()
+		parallelLoad(t)
 		sys := promAM(t)
 		x := newLoadExporter(t)
 		h := newHook(t)
@@ -418,7 +418,7 @@ receivers:
 		reportFlat(t, scenario, sys+": Alertmanager", ra, false)
 	})
 	t.Run("vmalert", func(t *testing.T) {
-		t.Parallel()
+		parallelLoad(t)
 		sys := vmAM(t)
 		x := newLoadExporter(t)
 		h := newHook(t)
