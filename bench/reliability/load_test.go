@@ -89,8 +89,9 @@ func loadHookConfig(url string) string {
 // TestLoad holds 2,000 rules and 10,000 firing alerts in paged (remote
 // mode, Debian's Prometheus as the datasource, a webhook receiver) and
 // samples paged's /metrics. Flat means: after the first third (warm-up),
-// the last third's mean resident memory is within +15% of the middle
-// third's, the goroutines within ±10%, and no group misses an iteration.
+// the last third's mean resident memory is at most 15% above the middle
+// third's, its mean goroutine count at most 10% above, and no group misses
+// an iteration.
 func TestLoad(t *testing.T) {
 	parallelLoad(t)
 	const scenario = "load: 2,000 rules, 10,000 alerts"
@@ -138,9 +139,14 @@ func TestLoad(t *testing.T) {
 }
 
 // reportFlat reports resident memory, goroutines and CPU over the
-// readings; with must, flatness is asserted.
+// readings; with must, flatness is asserted. The readings go to the log.
 func reportFlat(t *testing.T, scenario, sys string, rs []reading, must bool) {
 	t.Helper()
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, " +%.0fs %s/%.0f", r.at.Sub(rs[0].at).Seconds(), mib(r.p.sum("process_resident_memory_bytes")), r.p.sum("go_goroutines"))
+	}
+	t.Logf("%s: RSS/goroutines:%s", sys, b.String())
 	_, mid, last := thirds(rs)
 	if len(mid) == 0 || len(last) == 0 {
 		report(t, scenario, sys, "readings", len(rs), "enough to split in thirds", !must)
@@ -151,11 +157,14 @@ func reportFlat(t *testing.T, scenario, sys string, rs []reading, must bool) {
 	rm, rl := mean(mid, rss), mean(last, rss)
 	gm, gl := mean(mid, gor), mean(last, gor)
 	rssOK := rl <= rm*1.15
-	gorOK := math.Abs(gl-gm) <= gm*0.10
+	// A fall is no leak: the idle connections of the first burst of
+	// notifications close after five minutes (prometheus/common's
+	// IdleConnTimeout), taking their goroutines with them.
+	gorOK := gl <= gm*1.10
 	rssMust, gorMust := "", ""
 	var rssArgs, gorArgs []bool
 	if must {
-		rssMust, gorMust = "last ≤ middle +15%", "last within ±10% of middle"
+		rssMust, gorMust = "last ≤ middle +15%", "last ≤ middle +10%"
 		rssArgs, gorArgs = []bool{rssOK}, []bool{gorOK}
 	}
 	report(t, scenario, sys, "RSS, mean of middle → last third (max)", fmt.Sprintf("%s → %s (%+.1f%%, max %s)", mib(rm), mib(rl), 100*(rl/rm-1), mib(maxOf(rs, rss))), rssMust, rssArgs...)
