@@ -109,10 +109,11 @@ func TestHAKill(t *testing.T) {
 		})
 		peers[sender].kill()
 		kills = append(kills, time.Now())
-		t.Logf("round %d: killed peer %d with %d posted groups firing", r, sender, postedOpen(s, sch))
+		t.Logf("round %d: killed peer %d at %s with %d posted groups firing", r, sender, kills[len(kills)-1].Format("15:04:05.000"), postedOpen(s, sch))
 		time.Sleep(after)
 		if r < rounds-1 {
 			peers[sender].start()
+			t.Logf("peer %d started again at %s", sender, time.Now().Format("15:04:05.000"))
 			peers[sender].waitReady(30 * time.Second)
 			waitFor(t, 30*time.Second, "the pair to see each other again", pairUp)
 		}
@@ -129,9 +130,6 @@ func TestHAKill(t *testing.T) {
 	sl.logMissing(t.Logf, "Slack")
 	hl.logDuplicates(t.Logf, "webhook")
 	sl.logDuplicates(t.Logf, "Slack")
-	for _, k := range kills {
-		t.Logf("kill at %s", k.Format("15:04:05.000"))
-	}
 	lost := len(hl.missing()) + len(sl.missing())
 	// Groups that straddle a kill: posted before it, resolved after it.
 	straddle := func(e episode) bool {

@@ -335,17 +335,6 @@ func newSlack(t *testing.T) *slack {
 
 func (s *slack) appURL() string { return s.srv.URL + "/api/" }
 
-// topLevel returns the messages posted (not thread replies, not failed).
-func (s *slack) topLevel() []notifiertest.SlackCall {
-	var out []notifiertest.SlackCall
-	for _, c := range s.Calls() {
-		if c.Method == "chat.postMessage" && c.ThreadTS == "" && c.Error == "" && c.Status == http.StatusOK {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // hookAlert is one alert of a webhook notification, as received.
 type hookAlert struct {
 	Status      string            `json:"status"`

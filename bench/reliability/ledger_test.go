@@ -167,19 +167,6 @@ func (l *ledger) duplicates() int {
 	return n
 }
 
-// duplicatesAfter counts the duplicate deliveries that arrived after t.
-func (l *ledger) duplicatesAfter(t time.Time) int {
-	n := 0
-	for _, ds := range l.got {
-		for _, d := range ds[1:] {
-			if d.at.After(t) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // logMissing logs what was missing, with the episode's times, for the
 // failure message.
 func (l *ledger) logMissing(logf func(string, ...any), what string) {

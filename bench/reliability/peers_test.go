@@ -278,9 +278,11 @@ func TestPeerHAKill(t *testing.T) {
 		}
 		ams[sender].kill()
 		kills = append(kills, time.Now())
+		t.Logf("killed peer %d at %s", sender, kills[len(kills)-1].Format("15:04:05.000"))
 		time.Sleep(after)
 		if len(kills) < rounds {
 			ams[sender].start()
+			t.Logf("peer %d started again at %s", sender, time.Now().Format("15:04:05.000"))
 			waitFor(t, 30*time.Second, "the pair to see each other again", pairUp)
 		}
 	}
