@@ -12,7 +12,7 @@
 #   scripts/reliability.sh -- -run TestLoad   # arguments after -- go to go test
 #
 # The short form is what CI runs. Fuzzing runs only when asked for with
-# --fuzz, and by default in the long form (60s per target).
+# --fuzz, and by default in the long form (30s per target).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -73,7 +73,7 @@ PAGED_RELIABILITY="$form" PAGED_RELIABILITY_OUT="$out" \
 grep -q -E '^ok\s' "$log" || status=1
 
 # Fuzzing. scripts/fuzz.sh runs every fuzz target for the given seconds.
-[ -z "$fuzz" ] && [ "$form" = long ] && fuzz=60
+[ -z "$fuzz" ] && [ "$form" = long ] && fuzz=30
 fuzzed="skipped (--fuzz SECONDS runs every fuzz target)"
 if [ -n "$fuzz" ] && [ "$fuzz" != 0 ]; then
 	if [ -x scripts/fuzz.sh ]; then
