@@ -229,7 +229,7 @@ func TestPeerDeliveryFaults(t *testing.T) {
 		return len(newLedger(eps, down.deliveries()).missing()) == 0 && len(newLedger(eps, up.deliveries()).missing()) == 0
 	})
 	time.Sleep(3 * time.Second)
-	reportDelivery(t, "delivery: webhook down", sys, eps, down.deliveries(), up.deliveries(), ws, down.faults)
+	reportDelivery(t, "delivery: webhook down", sys, eps, down.deliveries(), up.deliveries(), ws, down.faults, false)
 }
 
 // TestPeerHAKill runs two Alertmanagers as a cluster (the timers of
