@@ -81,9 +81,10 @@ func FromTargets(ctx context.Context, addrs []string, o ScrapeOptions) *Inventor
 		var series []labels.Labels
 		var tnames []string
 		for _, mf := range fams {
-			for _, s := range familySeries(mf) {
-				series = append(series, s)
+			if len(mf.GetMetric()) == 0 {
+				continue // declared, no series yet
 			}
+			series = append(series, familySeries(mf)...)
 			for _, n := range familyNames(mf) {
 				tnames = append(tnames, n)
 				names[n] = true

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -297,6 +298,10 @@ func SeriesHint(name, server string) string {
 	return ""
 }
 
+// versionRe is a release number (0.11.0, v2.3.1), not a date (2023-02)
+// or a bound (<=0.4).
+var versionRe = regexp.MustCompile(`^v?\d+\.\d+`)
+
 // knownHint is the hint for a metric the server exports in some releases
 // or setups.
 func knownHint(cat *catalog.Catalog, s llmSelector, v0 bool) string {
@@ -315,7 +320,7 @@ func knownHint(cat *catalog.Catalog, s llmSelector, v0 bool) string {
 		return fmt.Sprintf("%s is registered by %s but never set", s.Name, s.Server.Title)
 	}
 	since := ""
-	if m.Since != "" && !strings.HasPrefix(m.Since, "<") && !strings.Contains(m.Since, "?") {
+	if versionRe.MatchString(m.Since) && !strings.Contains(m.Since, "?") {
 		since = " since " + m.Since
 	}
 	if old := cat.Replaces(m.Name); len(old) > 0 {

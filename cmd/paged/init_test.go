@@ -24,7 +24,7 @@ import (
 // vllm:time_per_output_token_seconds (renamed in 0.11).
 func vllm010(t *testing.T) *httptest.Server {
 	t.Helper()
-	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM})
+	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Start: time.Now().Add(-10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +42,11 @@ func vllm010(t *testing.T) *httptest.Server {
 	return s
 }
 
+// simServer serves a simulator that started ten minutes ago, so that the
+// series that appear with the first request (TGI's counters) are there.
 func simServer(t *testing.T, kind simulator.Server) *httptest.Server {
 	t.Helper()
-	sim, err := simulator.New(simulator.Options{Server: kind})
+	sim, err := simulator.New(simulator.Options{Server: kind, Start: time.Now().Add(-10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +162,9 @@ func TestInitScrape(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 2 {
+		t.Errorf("want exactly the two selectors of VLLMInterTokenLatencyHigh reported, got %q", m)
 	}
 	cfg, err := server.LoadConfig(out, func(string) string { return "" })
 	if err != nil {
