@@ -343,9 +343,15 @@ func (c *noSeries) alert(t noSeriesTarget, k *selectorClock, ext labels.Labels, 
 	var d strings.Builder
 	fmt.Fprintf(&d, "paged has found no series for %s at every check since %s (every %s, on %s)",
 		t.check.Checked, k.emptySince.UTC().Format(time.RFC3339), model.Duration(iv), e.opts.DatasourceName)
-	if len(t.check.Dropped) > 0 {
-		fmt.Fprintf(&d, ": that is the rule's selector %s without its matchers on %s, which only pick among the metric's series, so the metric itself is not there",
-			t.check.Selector, strings.Join(t.check.Dropped, ", "))
+	if t.check.Checked != t.check.Selector {
+		fmt.Fprintf(&d, ", which stands for the rule's selector %s", t.check.Selector)
+		if len(t.check.Dropped) > 0 {
+			fmt.Fprintf(&d, " without its matchers on %s (they only pick among the metric's series)", strings.Join(t.check.Dropped, ", "))
+		}
+		if t.check.ViaCount {
+			d.WriteString(", counted through the histogram's _count series (the same targets as its buckets)")
+		}
+		d.WriteString(": the metric itself is not there")
 	}
 	fmt.Fprintf(&d, ". Rule %s of group %s (%s) reads nothing through it and cannot fire.", t.rule, t.group, t.file)
 	if t.check.Hint != "" {

@@ -347,3 +347,43 @@ func TestCountSeries(t *testing.T) {
 		}
 	})
 }
+
+// TestRuleNoSeriesDescription: the description says what was counted for
+// a selector whose value labels were dropped and whose buckets are
+// counted through _count.
+func TestRuleNoSeriesDescription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ds := enginetest.New(t)
+		defer ds.Close()
+		file := writeFile(t, t.TempDir(), "tpot.rules.yaml", `groups:
+  - name: latency
+    interval: 10s
+    rules:
+      - alert: SlowTokens
+        expr: sum(rate(vllm:time_per_output_token_seconds_bucket{job="vllm", le="1"}[5m])) < 0.9
+`)
+		rec := &recorder{}
+		vllmSeries(t, ds)
+		e := start(t, engine.Options{Datasource: ds, StoragePath: t.TempDir(), Notify: rec.notify, EvaluationInterval: 10 * time.Second},
+			[]string{file}, noSeriesSettings(time.Minute))
+		defer e.stop()
+		advance(t, ds, 75*time.Second)
+		got := named(rec.take(), engine.RuleNoSeriesAlert)
+		if len(got) != 1 {
+			t.Fatalf("want one PagedRuleNoSeries, got %d", len(got))
+		}
+		if s := got[0].Labels.Get("selector"); s != `vllm:time_per_output_token_seconds_bucket{job="vllm",le="1"}` {
+			t.Errorf("selector label %s", s)
+		}
+		desc := got[0].Annotations.Get("description")
+		for _, want := range []string{
+			`no series for vllm:time_per_output_token_seconds_count{job="vllm"} at every check since`,
+			`which stands for the rule's selector vllm:time_per_output_token_seconds_bucket{job="vllm",le="1"} without its matchers on le (they only pick among the metric's series), counted through the histogram's _count series (the same targets as its buckets): the metric itself is not there.`,
+			"use vllm:inter_token_latency_seconds_bucket.",
+		} {
+			if !strings.Contains(desc, want) {
+				t.Errorf("description lacks %q:\n%s", want, desc)
+			}
+		}
+	})
+}

@@ -34,7 +34,9 @@ import (
 //   - of a metric the catalogue does not know, every matcher that is not
 //     an identity matcher is dropped: paged cannot tell a target label
 //     from a value label there, and dropping one only makes the check
-//     less strict.
+//     less strict;
+//   - the buckets of a histogram the catalogue knows are counted through
+//     its _count series: the same targets, a twentieth of the series.
 //
 // Selectors that are meant to be empty are not checked: inside absent()
 // and absent_over_time(), on the right of unless, on a side of `or` whose
@@ -65,6 +67,9 @@ type SeriesCheck struct {
 	Matchers []*labels.Matcher
 	// Dropped names the labels whose matchers were left out, sorted.
 	Dropped []string
+	// ViaCount is set when the selector reads a histogram's buckets and
+	// Checked counts its _count series instead.
+	ViaCount bool
 	// Hint is what the metric catalogue says about why the selector may
 	// match nothing (renamed, removed, not enabled by default...), "" when
 	// it knows nothing.
@@ -184,10 +189,13 @@ func (w *seriesWalker) selector(vs *parser.VectorSelector, skip string) {
 		sc.Metric = name
 	}
 	cat := llmCatalog()
-	var m *catalog.Metric
+	var (
+		m      *catalog.Metric
+		suffix string
+	)
 	if exact {
 		if s, ok := cat.Resolve(name); ok {
-			m = s.Metric
+			m, suffix = s.Metric, s.Suffix
 		}
 	}
 	switch {
@@ -241,8 +249,24 @@ func (w *seriesWalker) selector(vs *parser.VectorSelector, skip string) {
 		w.out = append(w.out, sc)
 		return
 	}
+	checkedName := vs.Name
+	if m != nil && m.Type == catalog.Histogram && suffix == "_bucket" {
+		// A classic histogram's _count has the same targets as its
+		// buckets, with one series where the buckets have twenty: count
+		// that instead.
+		checkedName = m.Name + "_count"
+		sc.ViaCount = true
+		for i, lm := range kept {
+			if lm.Name == labels.MetricName {
+				kept[i] = labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, checkedName)
+			}
+		}
+		if vs.Name == "" {
+			checkedName = ""
+		}
+	}
 	sc.Matchers = kept
-	sc.Checked = (&parser.VectorSelector{Name: vs.Name, LabelMatchers: kept}).String()
+	sc.Checked = (&parser.VectorSelector{Name: checkedName, LabelMatchers: kept}).String()
 	for l := range dropped {
 		sc.Dropped = append(sc.Dropped, l)
 	}

@@ -29,10 +29,10 @@ func TestSeriesChecks(t *testing.T) {
 				checked: `vllm:request_success_total{job="vllm-prod",model_name=~"llama.*"}`}},
 		},
 		{
-			name: "histogram le and TGI err dropped",
+			name: "histogram buckets counted through _count, TGI method dropped",
 			expr: `rate(vllm:e2e_request_latency_seconds_bucket{le="60", engine="0"}[5m]) and tgi_batch_inference_count{method="prefill", instance="a:1"}`,
 			want: []want{
-				{selector: `vllm:e2e_request_latency_seconds_bucket{engine="0",le="60"}`, checked: `vllm:e2e_request_latency_seconds_bucket{engine="0"}`},
+				{selector: `vllm:e2e_request_latency_seconds_bucket{engine="0",le="60"}`, checked: `vllm:e2e_request_latency_seconds_count{engine="0"}`},
 				{selector: `tgi_batch_inference_count{instance="a:1",method="prefill"}`, checked: `tgi_batch_inference_count{instance="a:1"}`},
 			},
 		},
@@ -114,7 +114,7 @@ func TestSeriesChecks(t *testing.T) {
 		{
 			name: "renamed histogram keeps its suffix in the hint",
 			expr: `rate(vllm:time_per_output_token_seconds_bucket{le="1"}[5m])`,
-			want: []want{{selector: `vllm:time_per_output_token_seconds_bucket{le="1"}`, checked: `vllm:time_per_output_token_seconds_bucket`,
+			want: []want{{selector: `vllm:time_per_output_token_seconds_bucket{le="1"}`, checked: `vllm:time_per_output_token_seconds_count`,
 				hint: "use vllm:inter_token_latency_seconds_bucket"}},
 		},
 		{
@@ -188,13 +188,16 @@ func TestSeriesChecks(t *testing.T) {
 
 // TestSeriesChecksDropped lists the dropped labels, sorted.
 func TestSeriesChecksDropped(t *testing.T) {
-	expr, err := parser.NewParser(parser.Options{}).ParseExpr(`tgi_batch_forward_duration_bucket{method="decode", le="0.5", job="tgi"}`)
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(`tgi_batch_forward_duration_bucket{method="decode", le="0.5", job="tgi"} and {__name__="vllm:e2e_request_latency_seconds_bucket", le="1"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := SeriesChecks(expr, SeriesCheckOptions{})
-	if len(got) != 1 || strings.Join(got[0].Dropped, ",") != "le,method" {
-		t.Fatalf("got %+v, want le and method dropped", got)
+	if len(got) != 2 || strings.Join(got[0].Dropped, ",") != "le,method" || got[0].Checked != `tgi_batch_forward_duration_count{job="tgi"}` {
+		t.Fatalf("got %+v, want le and method dropped, the buckets counted through _count", got)
+	}
+	if got[1].Checked != `{__name__="vllm:e2e_request_latency_seconds_count"}` {
+		t.Errorf("__name__ form: checked %s", got[1].Checked)
 	}
 	if len(got[0].Matchers) != 2 {
 		t.Errorf("matchers %v, want __name__ and job", got[0].Matchers)
@@ -237,6 +240,14 @@ func FuzzSeriesChecks(f *testing.F) {
 				t.Fatalf("selector %q of %q does not parse: %v", sc.Selector, s, err)
 			}
 			for _, m := range ms {
+				if m.Name == labels.MetricName && strings.HasSuffix(m.Value, "_count") {
+					// The buckets of a histogram, counted through _count.
+					c := *m
+					c.Value = strings.TrimSuffix(m.Value, "_count") + "_bucket"
+					if hasMatcher(orig, &c) {
+						continue
+					}
+				}
 				if !hasMatcher(orig, m) {
 					t.Fatalf("checked %q adds %s to %q", sc.Checked, m, sc.Selector)
 				}

@@ -174,9 +174,9 @@ func printReport(w io.Writer, rep *discover.Report, source string) {
 		fmt.Fprintf(w, "Rules that match no series on %s (each would raise PagedRuleNoSeries after no_series_after):\n", source)
 	}
 	for _, f := range rep.Dead {
-		fmt.Fprintf(w, "  %s %s: %s matches no series", f.Pack, f.Rule, f.Checked)
-		if len(f.Dropped) > 0 {
-			fmt.Fprintf(w, " (the rule's %s without its matchers on %s)", f.Selector, strings.Join(f.Dropped, ", "))
+		fmt.Fprintf(w, "  %s %s: %s matches no series", f.Pack, f.Rule, f.Selector)
+		if f.Checked != f.Selector {
+			fmt.Fprintf(w, " (counted as %s)", f.Checked)
 		}
 		fmt.Fprintln(w)
 		if f.Hint != "" {
