@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
@@ -21,8 +22,9 @@ type ConfigOptions struct {
 	PrometheusURL string
 	// Timeout of a datasource query; 0 leaves the default.
 	Timeout time.Duration
-	// HTTPConfig is the datasource's http_config as YAML (a mapping),
-	// nil for none.
+	// HTTPConfig is the datasource's http_config as YAML (a mapping) with
+	// its values as they are meant (${ is escaped when written), nil for
+	// none.
 	HTTPConfig []byte
 	// NoSeriesAfter is global.no_series_after. Default 30m.
 	NoSeriesAfter time.Duration
@@ -78,7 +80,7 @@ func (inv *Inventory) Config(o ConfigOptions) ([]byte, error) {
 			w("    timeout: %s\n", model.Duration(o.Timeout))
 		}
 		if len(o.HTTPConfig) > 0 {
-			w("    http_config:\n%s", indent(string(o.HTTPConfig), "      "))
+			w("    http_config:\n%s", indent(escapeEnv(string(o.HTTPConfig)), "      "))
 		}
 	} else {
 		w("  type: embedded   # paged scrapes the servers itself into a local TSDB\n  embedded:\n    scrape_interval: 15s\n    retention: 24h\n    scrape_configs:\n")
@@ -147,9 +149,13 @@ const notifierStub = `# Where alerts go. Without a notifier block, paged run pri
 #           send_resolved: true
 `
 
-// quote writes s as a YAML double-quoted scalar.
+// escapeEnv keeps paged's ${ENV} expansion away from a value: $${ is a
+// literal ${.
+func escapeEnv(s string) string { return strings.ReplaceAll(s, "${", "$${") }
+
+// quote writes s as a YAML double-quoted scalar, ${ escaped.
 func quote(s string) string {
-	n := &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Tag: "!!str", Value: s}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Tag: "!!str", Value: escapeEnv(s)}
 	out, err := yaml.Marshal(n)
 	if err != nil {
 		return `""`
@@ -160,10 +166,20 @@ func quote(s string) string {
 // singleQuote writes s as a YAML single-quoted scalar, the style the
 // documentation uses for selectors ('{job="vllm"}').
 func singleQuote(s string) string {
-	if strings.ContainsAny(s, "\n\r\t") {
+	if strings.ContainsAny(s, "\n\r\t") || !printable(s) {
 		return quote(s)
 	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	return "'" + strings.ReplaceAll(escapeEnv(s), "'", "''") + "'"
+}
+
+// printable reports whether s can stand in a single-quoted YAML scalar.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 func indent(s, prefix string) string {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -197,4 +199,50 @@ func TestFitNotes(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
+}
+
+// FuzzConfigJobs: whatever job names a Prometheus answers with, the
+// written configuration loads and each pack's selector matches exactly
+// its jobs.
+func FuzzConfigJobs(f *testing.F) {
+	f.Add("vllm-prod", "vllm canary", "http://prom:9090")
+	f.Add(`a"b`, "x|y.*", "https://mimir.example/prometheus")
+	f.Add("'", "\\", "http://[::1]:9090/")
+	f.Add("${HOME}", "#", "http://p/?q=${X}")
+	f.Fuzz(func(t *testing.T, a, b, u string) {
+		if a == "" || b == "" || a == b {
+			return
+		}
+		inv := &Inventory{Source: "fuzz", Packs: []*PackFit{
+			{Pack: PackVLLM, Title: "vLLM", Jobs: []Job{{Name: a, Targets: 1}, {Name: b, Targets: 2}}},
+			{Pack: PackTGI, Title: "TGI", Jobs: []Job{{Name: a, Targets: 1}}},
+		}}
+		promURL := "http://prom:9090"
+		if pu, err := url.Parse(u); err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != "" && pu.User == nil && utf8.ValidString(u) && !strings.ContainsAny(u, "\x00\r\n") {
+			promURL = u
+		}
+		content, err := inv.Config(ConfigOptions{Command: "paged init", PrometheusURL: promURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := server.ParseConfig(content, "paged.yaml", func(string) string { return "" })
+		if err != nil {
+			// Job names that are not valid UTF-8 cannot be written into
+			// YAML; Prometheus cannot hold them either.
+			if !utf8.ValidString(a) || !utf8.ValidString(b) {
+				return
+			}
+			t.Fatalf("jobs %q %q: written configuration does not load: %v\n%s", a, b, err, content)
+		}
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(cfg.Packs[0].Overrides.Selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ms[0].Matches(a) || !ms[0].Matches(b) || (ms[0].Matches(a+b) && a+b != a && a+b != b) {
+			t.Errorf("selector %s for jobs %q, %q", cfg.Packs[0].Overrides.Selector, a, b)
+		}
+		if got := cfg.Datasource.Prometheus.URL.String(); promURL == "http://prom:9090" && got != promURL {
+			t.Errorf("url %s", got)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Inventory is what was found: which packs fit, for which jobs.
@@ -69,7 +70,7 @@ func (p *PackFit) Selector() string {
 func (p *PackFit) JobList() string {
 	parts := make([]string, len(p.Jobs))
 	for i, j := range p.Jobs {
-		name := "job " + j.Name
+		name := "job " + showJob(j.Name)
 		if j.Name == "" {
 			name = "series without a job label"
 		}
@@ -129,11 +130,22 @@ func (inv *Inventory) fit(jobs map[string]*jobNames) {
 		case job == "" && len(ps) > 0:
 			inv.Notes = append(inv.Notes, fmt.Sprintf("some %s series carry no job label: the packs cannot be narrowed to them by job; add a selector on another label by hand", strings.Join(ps, ", ")))
 		case len(ps) > 1 && !(len(ps) == 2 && ps[0] == PackVLLM && ps[1] == PackVLLMV0):
-			inv.Notes = append(inv.Notes, fmt.Sprintf("job %s serves %s: the packs' rules on generic names (up, http_requests_total) cover every target of the job; narrow their selectors (namespace, pod) by hand if that is too wide", job, strings.Join(ps, " and ")))
+			inv.Notes = append(inv.Notes, fmt.Sprintf("job %s serves %s: the packs' rules on generic names (up, http_requests_total) cover every target of the job; narrow their selectors (namespace, pod) by hand if that is too wide", showJob(job), strings.Join(ps, " and ")))
 		case len(ps) == 2:
-			inv.Notes = append(inv.Notes, fmt.Sprintf("job %s runs vLLM with both engines (V1 and legacy V0 names): both packs are loaded, each reads its own names", job))
+			inv.Notes = append(inv.Notes, fmt.Sprintf("job %s runs vLLM with both engines (V1 and legacy V0 names): both packs are loaded, each reads its own names", showJob(job)))
 		}
 	}
+}
+
+// showJob writes a job name for text and comments: as it is when it is
+// one printable word, else quoted with Go's escapes.
+func showJob(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 func plural(n int, word string) string {

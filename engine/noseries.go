@@ -112,8 +112,10 @@ func (c *noSeries) setAfterLocked(after time.Duration) {
 	if after <= 0 {
 		c.after = 0
 		clear(c.clocks)
+		clear(c.solo)
 		c.targets = nil
 		c.lastCheck = time.Time{}
+		c.e.metrics.noSeriesSelectors.Set(0)
 		return
 	}
 	c.after = after

@@ -131,10 +131,14 @@ func (c *initCmd) run(e *env) error {
 		fmt.Fprintln(e.stdout, "Note: "+n)
 	}
 
+	var timeout time.Duration // the default is not written
+	if c.Timeout != server.DefaultDatasourceTimeout {
+		timeout = c.Timeout
+	}
 	content, err := inv.Config(discover.ConfigOptions{
 		Command:       c.commandLine(),
 		PrometheusURL: c.Prometheus,
-		Timeout:       map[bool]time.Duration{true: c.Timeout}[c.Timeout != server.DefaultDatasourceTimeout],
+		Timeout:       timeout,
 		HTTPConfig:    httpYAML,
 		NoSeriesAfter: server.DefaultNoSeriesAfter,
 		File:          filepath.Base(c.Output),

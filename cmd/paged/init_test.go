@@ -127,6 +127,22 @@ scrape_configs:
 	}
 	checkNotifierStub(t, out)
 
+	// An http_config for the questions (Mimir's tenant header here),
+	// copied into the written datasource.
+	httpFile := filepath.Join(dir, "http.yml")
+	os.WriteFile(httpFile, []byte("http_headers:\n  X-Scope-OrgID:\n    values: [tenant-1]\n"), 0o644)
+	withHTTP := filepath.Join(dir, "tenant.yaml")
+	if code, stdout, stderr := runMain("init", "--prometheus", prom.URL, "--http-config", httpFile, "-o", withHTTP); code != 0 {
+		t.Fatalf("--http-config: exit %d\n%s%s", code, stdout, stderr)
+	}
+	tcfg, err := server.LoadConfig(withHTTP, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("written file does not load: %v", err)
+	}
+	if h := tcfg.Datasource.Prometheus.HTTPConfig.HTTPHeaders; h == nil || len(h.Headers["X-Scope-OrgID"].Values) != 1 || h.Headers["X-Scope-OrgID"].Values[0] != "tenant-1" {
+		t.Errorf("http_config not carried over: %+v", tcfg.Datasource.Prometheus.HTTPConfig)
+	}
+
 	// Never over an existing file without --force.
 	before, _ := os.ReadFile(out)
 	os.WriteFile(out, []byte("# mine\n"), 0o644)
