@@ -29,9 +29,10 @@ const (
 // aside that nobody removes.
 const corruptedFor = 24 * time.Hour
 
-// builtinAlerts raises the state alerts from the engine's Reporter: it
-// checks at every evaluation interval, sends what fires once per resend
-// delay, and sends the resolution when the condition is gone.
+// builtinAlerts raises the state alerts from the engine's Reporter and
+// PagedRuleNoSeries from the no-series clocks (noseries.go): it checks at
+// every evaluation interval, sends what fires once per resend delay, and
+// sends the resolution when the condition is gone.
 type builtinAlerts struct {
 	e *Engine
 
@@ -105,7 +106,8 @@ func (b *builtinAlerts) list() []*rules.Alert {
 	return out
 }
 
-// current builds the state alerts that should fire at now.
+// current builds the state alerts and PagedRuleNoSeries alerts that
+// should fire at now.
 func (b *builtinAlerts) current(now time.Time) map[uint64]*rules.Alert {
 	e := b.e
 	e.mu.Lock()
@@ -151,5 +153,6 @@ func (b *builtinAlerts) current(now time.Time) map[uint64]*rules.Alert {
 				"silences, alert timers). Free disk space or fix the permissions of the storage path.",
 				filepath.Join(root, f.File), f.Since.UTC().Format(time.RFC3339), f.Err))
 	}
+	e.noSeries.alerts(ext, func(a *rules.Alert) { out[a.Labels.Hash()] = a })
 	return out
 }

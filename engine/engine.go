@@ -24,14 +24,15 @@ import (
 // Options.Notify. Create it with New, load rules with ApplyRules (before or
 // after Run), and call Run once.
 type Engine struct {
-	opts    Options
-	logger  *slog.Logger
-	state   *stateStore
-	mgr     *promrules.Manager
-	loader  *loader
-	metrics *metrics
-	x       *expander
-	builtin *builtinAlerts
+	opts     Options
+	logger   *slog.Logger
+	state    *stateStore
+	mgr      *promrules.Manager
+	loader   *loader
+	metrics  *metrics
+	x        *expander
+	builtin  *builtinAlerts
+	noSeries *noSeries
 
 	ctx    context.Context // the rules manager's; canceled when Run ends
 	cancel context.CancelFunc
@@ -63,6 +64,10 @@ type RuleSettings struct {
 	// ExternalLabels (global.external_labels): $externalLabels in
 	// templates and added to every notification.
 	ExternalLabels labels.Labels
+	// NoSeriesAfter (global.no_series_after) is how long a selector of a
+	// rule may match no series before PagedRuleNoSeries fires for it
+	// (noseries.go). 0 turns the check off; paged.yaml's default is 30m.
+	NoSeriesAfter time.Duration
 }
 
 // New validates opts, fills defaults, and opens the state storage. It
@@ -131,6 +136,7 @@ func New(opts Options) (*Engine, error) {
 		// ruledef.go relies on to tell which rule a query belongs to.
 	})
 	e.builtin = newBuiltinAlerts(e)
+	e.noSeries = newNoSeries(e)
 	return e, nil
 }
 
@@ -150,6 +156,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Go(e.mgr.Run)
 	wg.Go(func() { e.probe(ctx) })
 	wg.Go(func() { e.builtin.run(ctx) })
+	wg.Go(func() { e.noSeries.run(ctx) })
 	<-ctx.Done()
 	e.cancel() // abort queries in flight
 	e.mgr.Stop()
@@ -199,6 +206,10 @@ type RuleSource struct {
 	// rule file too.
 	Name   string
 	Groups *rulefmt.RuleGroups
+	// KeepLabels are the labels of the matchers the pack's selector
+	// override adds: the no-series check keeps them on every selector of
+	// the source, as it keeps job and instance.
+	KeepLabels []string
 }
 
 // ApplyRuleSources is ApplyRules with rule groups from sources beside the
@@ -278,6 +289,11 @@ func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s Rul
 	clear(e.toPrime) // groups kept as they were
 	e.mu.Unlock()
 	e.state.dropGroups(keep)
+	keepLabels := map[string][]string{}
+	for _, src := range sources {
+		keepLabels[src.Name] = src.KeepLabels
+	}
+	e.noSeries.apply(s.NoSeriesAfter, keepLabels)
 	e.mu.Lock()
 	e.loaded = true
 	e.mu.Unlock()

@@ -57,8 +57,8 @@ func (e *Engine) DatasourceStatus() DatasourceStatus {
 }
 
 // BuiltinAlerts returns the built-in alerts that are firing
-// (PagedDatasourceDown, PagedStateCorrupted, PagedStateWriteFailing), for
-// the alerts API.
+// (PagedDatasourceDown, PagedStateCorrupted, PagedStateWriteFailing,
+// PagedRuleNoSeries), for the alerts API.
 func (e *Engine) BuiltinAlerts() []*rules.Alert {
 	out := e.builtin.list()
 	e.mu.Lock()

@@ -10,6 +10,10 @@ type metrics struct {
 	queries      *prometheus.CounterVec
 	datasourceUp prometheus.Gauge
 	staleSent    prometheus.Counter
+
+	noSeriesChecks    *prometheus.CounterVec
+	noSeriesQueries   *prometheus.CounterVec
+	noSeriesSelectors prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, e *Engine) *metrics {
@@ -27,12 +31,30 @@ func newMetrics(reg prometheus.Registerer, e *Engine) *metrics {
 			Help: "Alerts re-sent with the stale flag because their rule's query failed.",
 		}),
 	}
+	m.noSeriesChecks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paged_rule_no_series_checks_total",
+		Help: "Checks of whether the rules' selectors match series (PagedRuleNoSeries), by outcome: success (every selector answered), failure (a query failed; the clocks of unanswered selectors did not move).",
+	}, []string{"outcome"})
+	m.noSeriesQueries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paged_rule_no_series_queries_total",
+		Help: "Queries sent by the no-series check (many selectors to a query), by outcome: success, query (rejected), unavailable.",
+	}, []string{"outcome"})
+	m.noSeriesSelectors = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "paged_rule_no_series_selectors",
+		Help: "Distinct selectors the no-series check counts, once reduced (value labels dropped).",
+	})
+	for _, o := range []string{"success", "failure"} {
+		m.noSeriesChecks.WithLabelValues(o)
+	}
+	for _, o := range []string{"success", "query", "unavailable"} {
+		m.noSeriesQueries.WithLabelValues(o)
+	}
 	m.datasourceUp.Set(1)
 	for _, o := range []string{"success", "query", "unavailable"} {
 		m.queries.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.queries, m.datasourceUp, m.staleSent, &alertCollector{e: e})
+		reg.MustRegister(m.queries, m.datasourceUp, m.staleSent, m.noSeriesChecks, m.noSeriesQueries, m.noSeriesSelectors, &alertCollector{e: e})
 	}
 	return m
 }
@@ -84,9 +106,9 @@ func (c *alertCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	if c.e.DatasourceStatus().Down {
-		firing++
-	}
+	// Built-in alerts: PagedDatasourceDown, the state alerts,
+	// PagedRuleNoSeries.
+	firing += float64(len(c.e.BuiltinAlerts()))
 	ch <- prometheus.MustNewConstMetric(alertsDesc, prometheus.GaugeValue, pending, "pending")
 	ch <- prometheus.MustNewConstMetric(alertsDesc, prometheus.GaugeValue, firing, "firing")
 	ch <- prometheus.MustNewConstMetric(staleAlertsDesc, prometheus.GaugeValue, stale)

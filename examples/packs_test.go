@@ -91,6 +91,7 @@ func TestPacksUnitTestsFullCoverage(t *testing.T) {
 func TestRunbooksMatchAlerts(t *testing.T) {
 	want := map[string]bool{
 		filepath.FromSlash("paged/PagedDatasourceDown.md"):    true,
+		filepath.FromSlash("paged/PagedRuleNoSeries.md"):      true,
 		filepath.FromSlash("paged/PagedStateCorrupted.md"):    true,
 		filepath.FromSlash("paged/PagedStateWriteFailing.md"): true,
 	}

@@ -23,7 +23,7 @@ func catalogRemovedMetric(p *Pass, r *Rule, ff *fileFacts) {
 		pr := s.VS.PositionRange()
 		switch s.Verdict {
 		case vRemoved:
-			p.ReportExpr(r, pr, "%s", removedMessage(s))
+			p.ReportExpr(r, pr, "%s", removedText(s, true))
 		case vEngine:
 			p.ReportSeverity(Warning, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
 				"%s exists only in vLLM's V1 engine, but this rule is labelled server: vllm-v0", s.Name)
@@ -31,7 +31,9 @@ func catalogRemovedMetric(p *Pass, r *Rule, ff *fileFacts) {
 	}
 }
 
-func removedMessage(s llmSelector) string {
+// removedText says when the metric was removed and what replaces it;
+// v0Advice adds how to mark a rule written for vLLM's V0 engine.
+func removedText(s llmSelector, v0Advice bool) string {
 	m := s.Series.Metric
 	var b strings.Builder
 	b.WriteString(s.Name)
@@ -56,7 +58,7 @@ func removedMessage(s llmSelector) string {
 			b.WriteString(" (" + n + ")")
 		}
 	}
-	if s.Server.Key == "vllm" && m.HasEngine("v0") {
+	if v0Advice && s.Server.Key == "vllm" && m.HasEngine("v0") {
 		b.WriteString("; if this rule is for a V0 deployment, label it server: vllm-v0")
 	}
 	return b.String()

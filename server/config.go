@@ -29,10 +29,13 @@ const (
 	DefaultStoragePath        = "data/"
 	DefaultDatasourceTimeout  = 10 * time.Second
 	DefaultDownAfterFailures  = 3
-	DefaultScrapeInterval     = 5 * time.Second
-	DefaultRetention          = 24 * time.Hour
-	DefaultMetricsPath        = "/metrics"
-	DefaultScheme             = "http"
+	// DefaultNoSeriesAfter is global.no_series_after: how long a rule's
+	// selector may match no series before PagedRuleNoSeries fires.
+	DefaultNoSeriesAfter  = 30 * time.Minute
+	DefaultScrapeInterval = 5 * time.Second
+	DefaultRetention      = 24 * time.Hour
+	DefaultMetricsPath    = "/metrics"
+	DefaultScheme         = "http"
 	// DefaultMaxRequestBodyBytes bounds every request body (web.max_request_body_bytes).
 	DefaultMaxRequestBodyBytes = 4 << 20
 	// DefaultMaxHeaderBytes bounds the request line and headers (web.max_header_bytes).
@@ -93,6 +96,10 @@ type GlobalConfig struct {
 	// file turns TLS on.
 	ExternalURL    *url.URL
 	ExternalLabels labels.Labels
+	// NoSeriesAfter is how long a selector of a rule may match no series
+	// before the built-in PagedRuleNoSeries alert fires; 0 turns the check
+	// off. Default 30m.
+	NoSeriesAfter time.Duration
 }
 
 // DatasourceConfig is the datasource: block.
@@ -234,6 +241,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 				field{"resend_delay", d.duration(&cfg.Global.ResendDelay, false)},
 				field{"external_url", d.httpURL(&externalURL)},
 				field{"external_labels", d.labelSet(&externalLabels)},
+				field{"no_series_after", d.duration(&cfg.Global.NoSeriesAfter, true)},
 			)
 		}},
 		field{"datasource", func(n *yaml.Node, key string) {
@@ -364,7 +372,7 @@ func badByte(data []byte) int {
 
 func defaultConfig() *Config {
 	return &Config{
-		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay},
+		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay, NoSeriesAfter: DefaultNoSeriesAfter},
 		Datasource: DatasourceConfig{
 			Type:              DatasourcePrometheus,
 			DownAfterFailures: DefaultDownAfterFailures,

@@ -36,6 +36,7 @@ func (c *Config) Redacted() (string, error) {
 			EvaluationInterval string            `yaml:"evaluation_interval"`
 			ExternalURL        string            `yaml:"external_url"`
 			ExternalLabels     map[string]string `yaml:"external_labels,omitempty"`
+			NoSeriesAfter      string            `yaml:"no_series_after"`
 		} `yaml:"global"`
 		Datasource struct {
 			Type              string          `yaml:"type"`
@@ -69,6 +70,7 @@ func (c *Config) Redacted() (string, error) {
 	v.Global.EvaluationInterval = promDuration(c.Global.EvaluationInterval)
 	v.Global.ExternalURL = redactURL(c.Global.ExternalURL)
 	v.Global.ExternalLabels = c.Global.ExternalLabels.Map()
+	v.Global.NoSeriesAfter = promDuration(c.Global.NoSeriesAfter)
 	ds := &v.Datasource
 	ds.Type = c.Datasource.Type
 	ds.DownAfterFailures = c.Datasource.DownAfterFailures

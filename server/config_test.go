@@ -73,6 +73,9 @@ func TestLoadConfigGood(t *testing.T) {
 	if cfg.Global.EvaluationInterval != 15*time.Second {
 		t.Errorf("evaluation_interval = %v", cfg.Global.EvaluationInterval)
 	}
+	if cfg.Global.NoSeriesAfter != 0 {
+		t.Errorf("no_series_after = %v, want 0 (off)", cfg.Global.NoSeriesAfter)
+	}
 	if got := cfg.Global.ExternalURL.String(); got != "https://paged.example.com/" {
 		t.Errorf("external_url = %q", got)
 	}
@@ -112,6 +115,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if cfg.Global.EvaluationInterval != DefaultEvaluationInterval {
 		t.Errorf("evaluation_interval = %v", cfg.Global.EvaluationInterval)
+	}
+	if cfg.Global.NoSeriesAfter != 30*time.Minute {
+		t.Errorf("no_series_after default = %v, want 30m", cfg.Global.NoSeriesAfter)
 	}
 	if cfg.Web.ListenAddress != DefaultListenAddress {
 		t.Errorf("listen_address = %v", cfg.Web.ListenAddress)

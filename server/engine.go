@@ -11,6 +11,7 @@ import (
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/embedded"
+	"github.com/pagedhq/paged/packs"
 )
 
 // DefaultEngineFactory builds paged's rule engine over the configured
@@ -101,6 +102,7 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 	return a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
+		NoSeriesAfter:      cfg.Global.NoSeriesAfter,
 	})
 }
 
@@ -109,7 +111,13 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 func (c *Config) PackSources() []engine.RuleSource {
 	out := make([]engine.RuleSource, 0, len(c.Packs))
 	for _, p := range c.Packs {
-		out = append(out, engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()})
+		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
+		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
+			for _, m := range ms {
+				src.KeepLabels = append(src.KeepLabels, m.Name)
+			}
+		}
+		out = append(out, src)
 	}
 	return out
 }

@@ -72,6 +72,10 @@ type Metric struct {
 	Note        string
 	Condition   string
 	Confidence  string
+	// AppearsOn is set for metrics none of whose series exist until the
+	// first event they count (a failure, a request): no series then is
+	// normal, not a sign that the metric is gone. It names the event.
+	AppearsOn string
 	// Buckets are the known bucket sets (upper bounds, without +Inf) of a
 	// histogram, one per server version; nil when they are configurable.
 	Buckets [][]float64
@@ -159,6 +163,7 @@ type Catalog struct {
 	notReal  map[string]*NotReal
 	names    map[*Server][]string // every valid series name, for suggestions
 	labels   map[string]bool      // every label name of any known metric
+	replaces map[string][]string  // current name -> removed names it replaced
 }
 
 //go:embed catalog.yaml
@@ -246,6 +251,10 @@ func (c *Catalog) NotReal(name string) (*NotReal, bool) {
 	n, ok := c.notReal[name]
 	return n, ok
 }
+
+// Replaces lists the removed metrics whose replacement is name, sorted
+// (vllm:kv_cache_usage_perc replaced vllm:gpu_cache_usage_perc).
+func (c *Catalog) Replaces(name string) []string { return slices.Clone(c.replaces[name]) }
 
 // KnownLabel reports whether any catalogued metric carries the label.
 // Checks use it to tell a server label written on the wrong metric from

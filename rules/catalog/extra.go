@@ -58,7 +58,34 @@ var replacements = map[string]string{
 	"sglang:queue_req":            "sglang:num_queue_reqs",
 }
 
+// appearsOn lists the metrics that have no series at all until the first
+// event they count, with that event. prometheus_client and
+// metrics-exporter-prometheus create a labelled series when it is first
+// incremented; the servers create most of theirs at start, these not.
+// The no-series check (PagedRuleNoSeries, paged init) does not count
+// their absence against a rule.
+var appearsOn = map[string]string{
+	// catalog.yaml: "the series appears only after the first failure".
+	"tgi_request_failure": "the first failed request",
+	// Labelled by method and reason; the simulator and the captures show
+	// them only once a batch failed or was concatenated.
+	"tgi_batch_inference_failure": "the first failed batch",
+	"tgi_batch_concat":            "the first batch concatenation",
+	// prometheus-fastapi-instrumentator labels these by handler (and
+	// method, status): nothing exists before the first API request, and
+	// /metrics and /health requests are not counted.
+	"http_requests_total":           "the first API request",
+	"http_request_size_bytes":       "the first API request",
+	"http_response_size_bytes":      "the first API request",
+	"http_request_duration_seconds": "the first API request",
+}
+
 func addExtra(c *Catalog) {
+	for name, event := range appearsOn {
+		if m := c.metrics[name]; m != nil {
+			m.AppearsOn = event
+		}
+	}
 	for name, repl := range replacements {
 		if m := c.metrics[name]; m != nil && m.ReplacedBy == "" {
 			m.ReplacedBy = repl

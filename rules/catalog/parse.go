@@ -83,6 +83,7 @@ func Parse(b []byte) (*Catalog, error) {
 		notReal:  map[string]*NotReal{},
 		names:    map[*Server][]string{},
 		labels:   map[string]bool{},
+		replaces: map[string][]string{},
 	}
 	keys := make([]string, 0, len(raw.Servers))
 	for k := range raw.Servers {
@@ -317,6 +318,9 @@ func (c *Catalog) add(m *Metric) {
 func (c *Catalog) index() {
 	for _, m := range c.metrics {
 		if m.Status == Removed {
+			if r := m.ReplacedBy; r != "" && metricNameRe.MatchString(r) {
+				c.replaces[r] = append(c.replaces[r], m.Name)
+			}
 			continue
 		}
 		var forms []string
@@ -341,5 +345,8 @@ func (c *Catalog) index() {
 	c.labels["quantile"] = true
 	for _, s := range c.servers {
 		slices.Sort(c.names[s])
+	}
+	for _, r := range c.replaces {
+		slices.Sort(r)
 	}
 }
