@@ -33,6 +33,7 @@ type Engine struct {
 	x        *expander
 	builtin  *builtinAlerts
 	noSeries *noSeries
+	fresh    *freshGate
 
 	ctx    context.Context // the rules manager's; canceled when Run ends
 	cancel context.CancelFunc
@@ -137,6 +138,7 @@ func New(opts Options) (*Engine, error) {
 	})
 	e.builtin = newBuiltinAlerts(e)
 	e.noSeries = newNoSeries(e)
+	e.fresh = newFreshGate()
 	return e, nil
 }
 

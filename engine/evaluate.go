@@ -65,6 +65,9 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 	}
 	if def != nil && e.opts.CombineQueries {
 		if v, ok := e.fromCombined(ctx, it, def, ts); ok {
+			if err := e.fresh.check(ctx, e.opts.Datasource, q, ts); err != nil {
+				return nil, err
+			}
 			return it.capture(def, v), nil
 		}
 	}
@@ -75,6 +78,9 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 	if err == nil {
 		e.answered.Store(true)
 		e.metrics.queries.WithLabelValues("success").Inc()
+		if err := e.fresh.check(ctx, e.opts.Datasource, q, ts); err != nil {
+			return nil, err // after an outage (fresh.go)
+		}
 		if def != nil {
 			v = it.capture(def, v)
 		}
@@ -170,6 +176,9 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 		rs.failures++
 		rs.lastErr = err
 		if ar, ok := r.(*promrules.AlertingRule); ok {
+			if kind == KindUnavailable && len(ar.ActiveAlerts()) > 0 {
+				e.fresh.hold(ar.Query())
+			}
 			stale = append(stale, e.staleAlertsLocked(ar, plan.def(i, r), rs, ts, g.Interval(), ext)...)
 		}
 	}
