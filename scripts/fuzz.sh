@@ -7,6 +7,9 @@
 #
 #   scripts/fuzz.sh        # 10s per target
 #   scripts/fuzz.sh 300    # 5 minutes per target
+#   PAGED_FUZZ_TARGETS='notifier|FuzzLint' scripts/fuzz.sh 3
+#                          # only the targets whose "dir name" matches the
+#                          # extended regexp (what CI runs)
 set -euo pipefail
 
 secs="${1:-10}"
@@ -24,8 +27,11 @@ export PAGED_SHARED="${PAGED_SHARED:-$here/../shared}"
 # Every "func FuzzName(f *testing.F)" in a _test.go file, as "./dir name".
 targets="$(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' . |
 	sed -E 's|^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*|\1 \2|' | sort -u)"
+if [ -n "${PAGED_FUZZ_TARGETS:-}" ]; then
+	targets="$(grep -E -- "$PAGED_FUZZ_TARGETS" <<<"$targets" || true)"
+fi
 if [ -z "$targets" ]; then
-	echo "no fuzz targets found" >&2
+	echo "no fuzz targets found${PAGED_FUZZ_TARGETS:+ matching $PAGED_FUZZ_TARGETS}" >&2
 	exit 2
 fi
 

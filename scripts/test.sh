@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of the README: installs what the tests need when it is
 # missing (Debian's prometheus and promtool, prometheus-alertmanager and
-# amtool, chromium for the backtest report), points the tests at the shared
-# corpus and runs every Go test.
+# amtool, chromium for the backtest report, victoria-metrics for vmalert),
+# points the tests at the shared corpus, runs every Go test, then the
+# reliability suite's short form and a short fuzzing pass.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -12,6 +13,7 @@ need=()
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v vmalert >/dev/null 2>&1 || need+=(victoria-metrics)
 if [ "${#need[@]}" -gt 0 ]; then
 	echo "installing Debian packages: ${need[*]}"
 	sudo=""
@@ -33,4 +35,11 @@ go test -count=1 "$@" ./...
 # detector.
 if [ $# -eq 0 ]; then
 	go test -race -count=1 ./engine/ ./notifier/ ./server/
+
+	# The reliability suite's short form, paged and the peers in the same
+	# run (docs/reliability.md), and the fuzz targets of the inputs a user
+	# or a peer hands paged (rules, templates, paged.yaml, API bodies,
+	# state files, the Slack and webhook renderers), a few seconds each.
+	PAGED_FUZZ_TARGETS='rules FuzzLint|engine FuzzExpandTemplate|engine FuzzDecodeState|server FuzzParseConfig|notifier Fuzz(APIBodies|RenderSlack|WebhookPayload)|durable FuzzReplay' \
+		scripts/reliability.sh --peers --fuzz 3
 fi
