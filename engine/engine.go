@@ -34,6 +34,7 @@ type Engine struct {
 	builtin  *builtinAlerts
 	noSeries *noSeries
 	fresh    *freshGate
+	align    *aligner // nil unless Options.AlignToScrapes
 
 	ctx    context.Context // the rules manager's; canceled when Run ends
 	cancel context.CancelFunc
@@ -139,6 +140,9 @@ func New(opts Options) (*Engine, error) {
 	e.builtin = newBuiltinAlerts(e)
 	e.noSeries = newNoSeries(e)
 	e.fresh = newFreshGate()
+	if opts.AlignToScrapes {
+		e.align = newAligner(e)
+	}
 	return e, nil
 }
 
@@ -291,6 +295,9 @@ func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s Rul
 	clear(e.toPrime) // groups kept as they were
 	e.mu.Unlock()
 	e.state.dropGroups(keep)
+	if e.align != nil {
+		e.align.forget(keep)
+	}
 	keepLabels := map[string][]string{}
 	for _, src := range sources {
 		keepLabels[src.Name] = src.KeepLabels

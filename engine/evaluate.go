@@ -105,6 +105,12 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 // Prometheus's own evaluation, paged's stale handling; then the changed
 // state is written, and only then do the notifications go out.
 func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) {
+	if e.align != nil {
+		var ok bool
+		if ts, ok = e.align.before(ctx, g, ts); !ok {
+			return
+		}
+	}
 	e.primeGroup(ctx, g)
 	if err := e.catchUp(ctx, g, ts); err != nil {
 		e.logger.Warn("replaying missed evaluations stopped; restored state kept", "group", g.Name(), "err", err)
@@ -121,6 +127,9 @@ func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) 
 	e.persist(g, it.plan, ts)
 	if ctx.Err() == nil && len(it.outbox) > 0 {
 		e.opts.Notify(ctx, it.outbox)
+	}
+	if e.align != nil && ctx.Err() == nil {
+		e.align.after(ctx, g, ts)
 	}
 }
 

@@ -61,6 +61,11 @@ type Options struct {
 	// PagedDatasourceDown. Default "paged/PagedDatasourceDown" (relative:
 	// resolved like the packs' runbook URLs).
 	DatasourceDownRunbookURL string
+	// AlignToScrapes moves each group's evaluations to just after the
+	// data it reads has been scraped (align.go), learned from the
+	// samples' timestamps: at most one extra query per group per
+	// evaluation while learning, one per ten evaluations after.
+	AlignToScrapes bool
 	// CombineQueries sends the queries of a group's alerting rules
 	// together where it can, up to ten to a query (combine.go): one HTTP
 	// round trip for ten rules instead of one per rule. For remote

@@ -100,6 +100,10 @@ type GlobalConfig struct {
 	// before the built-in PagedRuleNoSeries alert fires; 0 turns the check
 	// off. Default 30m.
 	NoSeriesAfter time.Duration
+	// AlignEvaluations moves each group's evaluations to just after the
+	// data it reads has been scraped (engine.Options.AlignToScrapes).
+	// Default true.
+	AlignEvaluations bool
 }
 
 // DatasourceConfig is the datasource: block.
@@ -242,6 +246,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 				field{"external_url", d.httpURL(&externalURL)},
 				field{"external_labels", d.labelSet(&externalLabels)},
 				field{"no_series_after", d.duration(&cfg.Global.NoSeriesAfter, true)},
+				field{"align_evaluations", d.boolean(&cfg.Global.AlignEvaluations)},
 			)
 		}},
 		field{"datasource", func(n *yaml.Node, key string) {
@@ -372,7 +377,7 @@ func badByte(data []byte) int {
 
 func defaultConfig() *Config {
 	return &Config{
-		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay, NoSeriesAfter: DefaultNoSeriesAfter},
+		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay, NoSeriesAfter: DefaultNoSeriesAfter, AlignEvaluations: true},
 		Datasource: DatasourceConfig{
 			Type:              DatasourcePrometheus,
 			DownAfterFailures: DefaultDownAfterFailures,

@@ -37,6 +37,7 @@ func (c *Config) Redacted() (string, error) {
 			ExternalURL        string            `yaml:"external_url"`
 			ExternalLabels     map[string]string `yaml:"external_labels,omitempty"`
 			NoSeriesAfter      string            `yaml:"no_series_after"`
+			AlignEvaluations   bool              `yaml:"align_evaluations"`
 		} `yaml:"global"`
 		Datasource struct {
 			Type              string          `yaml:"type"`
@@ -71,6 +72,7 @@ func (c *Config) Redacted() (string, error) {
 	v.Global.ExternalURL = redactURL(c.Global.ExternalURL)
 	v.Global.ExternalLabels = c.Global.ExternalLabels.Map()
 	v.Global.NoSeriesAfter = promDuration(c.Global.NoSeriesAfter)
+	v.Global.AlignEvaluations = c.Global.AlignEvaluations
 	ds := &v.Datasource
 	ds.Type = c.Datasource.Type
 	ds.DownAfterFailures = c.Datasource.DownAfterFailures

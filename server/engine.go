@@ -24,6 +24,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		Notify:              deps.Notify,
 		EvaluationInterval:  cfg.Global.EvaluationInterval,
 		ResendDelay:         cfg.Global.ResendDelay,
+		AlignToScrapes:      cfg.Global.AlignEvaluations,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,

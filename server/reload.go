@@ -98,6 +98,9 @@ func restartRequired(old, cfg *Config) []string {
 	if old.Global.ResendDelay != cfg.Global.ResendDelay {
 		out = append(out, "global.resend_delay")
 	}
+	if old.Global.AlignEvaluations != cfg.Global.AlignEvaluations {
+		out = append(out, "global.align_evaluations")
+	}
 	slices.Sort(out)
 	return out
 }
