@@ -18,7 +18,7 @@ type sglang struct {
 	maxTotalTokens float64
 
 	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
-	utilization, retracted, paused                                                             *family
+	utilization, retracted, paused, retractedTotal, retractedInput, retractedOutput            *family
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 }
@@ -45,6 +45,10 @@ func newSGLang(opts Options, m *model) *sglang {
 	set(l.counter("sglang:num_so_requests_total", "Number of structured output requests processed.", sl...), 0)
 	g.aborted = l.counter("sglang:num_aborted_requests_total", "Number of requests aborted.", sl...)
 	g.retracted = l.gauge("sglang:num_retracted_reqs", "The number of currently retracted requests.", sl...)
+	g.retractedTotal = l.counter("sglang:num_retracted_requests_total", "Total number of retracted requests.", sl...)
+	g.retractedInput = l.counter("sglang:num_retracted_input_tokens_total", "Total number of retracted input tokens.", sl...)
+	g.retractedOutput = l.counter("sglang:num_retracted_output_tokens_total", "Total number of retracted output tokens.", sl...)
+	set(l.counter("sglang:num_grammar_timeout_total", "Number of grammar timeouts.", sl...), 0)
 	g.paused = l.gauge("sglang:num_paused_reqs", "The number of paused requests by async weight sync.", sl...)
 	set(l.gauge("sglang:spec_accept_length", "Average speculative decoding acceptance length.", sl...), 0)
 	set(l.gauge("sglang:spec_accept_rate", "Average speculative decoding acceptance rate.", sl...), 0)
@@ -76,7 +80,8 @@ func newSGLang(opts Options, m *model) *sglang {
 	g.e2e = l.histogram("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", sglangE2E, "model_name")
 	g.queueTime = l.histogram("sglang:queue_time_seconds", "Histogram of queueing time in seconds.", sglangQueue, "model_name")
 	for _, f := range []*family{g.running, g.queued, g.usedTokens, g.tokenUsage, g.cacheHitRate, g.genThroughput, g.utilization,
-		g.promptTokens, g.generationTokens, g.cachedTokens, g.requests, g.aborted, g.retracted, g.paused} {
+		g.promptTokens, g.generationTokens, g.cachedTokens, g.requests, g.aborted, g.retracted, g.paused,
+		g.retractedTotal, g.retractedInput, g.retractedOutput} {
 		f.with(opts.Start, g.sched...)
 	}
 	set(g.maxTotal, g.maxTotalTokens)
@@ -105,6 +110,11 @@ func (g *sglang) record(s *step) {
 	set(g.utilization, clamp(s.state.running/64, 0, 1))
 	// Retraction is SGLang's preemption: retracted requests show as a gauge.
 	set(g.retracted, float64(s.preemptions))
+	add(g.retractedTotal, float64(s.preemptions))
+	// A retracted request gives back its prompt and the tokens generated
+	// so far; the simulator charges a mean-sized request for each.
+	add(g.retractedInput, float64(s.preemptions)*s.cond.promptMean)
+	add(g.retractedOutput, float64(s.preemptions)*s.cond.genMean/2)
 	if s.cond.itl > 0 {
 		set(g.genThroughput, s.state.running/s.cond.itl)
 	}

@@ -120,6 +120,11 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 	v.ttft = l.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", vllmV1TTFT, labels...)
 	v.itl = l.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", vllmV1ITL, labels...)
 	v.reqTPOT = l.histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", vllmV1ITL, labels...)
+	if opts.Version != "" {
+		// Releases before 0.14 still have the old per-step histogram
+		// (deprecated in 0.11, hidden in 0.12); New filters it by release.
+		v.tpot = l.histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", vllmV1ITL, labels...)
+	}
 	v.e2e = l.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", vllmV1Latency, labels...)
 	v.queue = l.histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", vllmV1Latency, labels...)
 	v.inference = l.histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", vllmV1Latency, labels...)
@@ -225,6 +230,9 @@ func (v *vllm) record(s *step) {
 			}
 		}
 		spread(v.m, perToken, perToken.with(at, v.lv...), r.itl, r.gen-1)
+		if !v.v0 && v.tpot != nil {
+			spread(v.m, v.tpot, v.tpot.with(at, v.lv...), r.itl, r.gen-1)
+		}
 	}
 	if s.iterations > 0 {
 		per := s.state.running + promptInStep/s.iterations
