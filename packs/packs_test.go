@@ -74,9 +74,11 @@ func TestApplyNoOverrides(t *testing.T) {
 		t.Fatalf("content is not the pack file under a header:\n%.400s", r.Content)
 	}
 	if head != "# Rule pack vllm (built into paged; vllm versions 0.9+): vLLM with the V1 engine.\n"+
-		"# VLLMInterTokenLatencyHigh needs 0.11+ (vllm:inter_token_latency_seconds\n"+
-		"# replaced vllm:time_per_output_token_seconds). Servers on the legacy V0\n"+
-		"# engine need the vllm-v0 pack.\n# No overrides." {
+		"# VLLMInterTokenLatencyHigh reads vllm:inter_token_latency_seconds (0.11+) or,\n"+
+		"# on 0.9 and 0.10, vllm:time_per_output_token_seconds.\n"+
+		"# VLLMEngineAsleepWithRequestsWaiting needs 0.11+ (vllm:engine_sleep_state).\n"+
+		"# VLLMRequestsFinishedWithError needs a release with finished_reason=\"error\".\n"+
+		"# Servers on the legacy V0 engine need the vllm-v0 pack.\n# No overrides." {
 		t.Errorf("header %q", head)
 	}
 	if r.Source != "pack:vllm" || r.Alerts() != wantAlerts["vllm"] {
