@@ -165,6 +165,17 @@ func scenarios() []scenario {
 				c.genMean = lerp(t, onsetStart, 90, 220, 120)
 				return c
 			}},
+		{Scenario{"idle", "A quiet server: 0.1 requests/s of long prompts, a few percent of them slow (TTFT median 2.2 s); healthy, nothing should page."}, nil,
+			func(float64) conditions {
+				c := baseline()
+				c.rate = 0.1
+				c.running = 1
+				c.kv = 0.05
+				c.ttft = 2.2
+				c.promptMean = 4000
+				c.genMean = 300
+				return c
+			}},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, nil,
 			func(float64) conditions {
 				c := baseline()
