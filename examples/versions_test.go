@@ -157,7 +157,8 @@ func alertExprs(t *testing.T, p *packs.Pack) []alertExpr {
 func simulatedNames(t *testing.T, srv simulator.Server, release string) map[string]bool {
 	t.Helper()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	sim, err := simulator.New(simulator.Options{Server: srv, Version: release, Seed: 1, Start: start, Now: func() time.Time { return start }})
+	// Optional features on: their alerts can fire wherever the release has the metrics.
+	sim, err := simulator.New(simulator.Options{Server: srv, Version: release, Seed: 1, Start: start, Now: func() time.Time { return start }, SpecDecode: true, KVConnector: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,25 @@ type Options struct {
 	// serves vllm:time_per_output_token_seconds. Empty: the newest names
 	// (V1) or about 0.7 (V0), every metric the simulator knows.
 	Version string
+	// SpecDecode serves the speculative-decoding metrics, as a server
+	// started with a speculative config (vLLM: --speculative-config; the
+	// SGLang gauges exist always but stay 0 without it).
+	SpecDecode bool
+	// KVConnector makes the server a P/D decode worker with a KV
+	// connector: vLLM serves the NIXL connector's counters, SGLang counts
+	// transfer failures.
+	KVConnector bool
+}
+
+// has reports whether the option a scenario needs is on.
+func (o *Options) has(f feature) bool {
+	switch f {
+	case featureSpecDecode:
+		return o.SpecDecode
+	case featureKVConnector:
+		return o.KVConnector
+	}
+	return true
 }
 
 func (o *Options) fill() error {

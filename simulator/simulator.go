@@ -51,6 +51,9 @@ func New(opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !opts.has(sc.needs) {
+		return nil, fmt.Errorf("scenario %s needs the %s option", sc.Name, sc.needs)
+	}
 	m := newModel(opts.Seed, opts.MaxModelLen)
 	var exp exporter
 	switch opts.Server {
@@ -121,6 +124,9 @@ func (s *Simulator) SetScenarioAt(name string, now time.Time) error {
 	sc, err := lookup(s.opts.Server, name)
 	if err != nil {
 		return err
+	}
+	if !s.opts.has(sc.needs) {
+		return fmt.Errorf("scenario %s needs the %s option", sc.Name, sc.needs)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -10,17 +10,19 @@ import (
 
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/simulator"
 )
 
-// A quiet vLLM server (the simulator's idle scenario: 0.1 requests/s, a
-// few percent of them slow) must not page: three hours of it, backtested
-// with the whole vllm pack, produce no notification. The same data with
-// the pack's old TTFT traffic guard (0.05 requests/s) does page, so the
-// scenario is noisy enough for the test to fail if the guard regresses.
+// A quiet vLLM server (the simulator's idle scenario: 0.1 requests/s with a
+// long TTFT tail, within its SLOs) must not page: twelve hours of it,
+// backtested with the whole vllm pack, SLO burn-rate alerts included,
+// produce no notification. The same data with the pack's old TTFT traffic
+// guard (0.05 requests/s) does page, so the scenario is noisy enough for
+// the test to fail if the guard regresses.
 func TestQuietServerNeverPages(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	span := 3 * time.Hour
+	span := 12 * time.Hour
 	db := record(t, t.TempDir(), start, span, 15*time.Second, []phase{{0, "idle"}})
 	defer db.Close()
 	eng := newPromQL()
@@ -67,4 +69,62 @@ func TestQuietServerNeverPages(t *testing.T) {
 		t.Error("with the old 0.05 requests/s guard, VLLMTimeToFirstTokenHigh never fired on the idle scenario: the scenario no longer tests the guard")
 	}
 	t.Logf("old guard: VLLMTimeToFirstTokenHigh fired %d times in %s of an idle server; current pack: none", fired, span)
+}
+
+// Each scenario of the simulator written for a new alert fires it when the
+// whole vllm pack is backtested over it, and the steady lead-in does not.
+func TestScenariosFireNewAlerts(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		scenario string
+		alerts   []string
+		quiet    []string
+	}{
+		{"asleep", []string{"VLLMEngineAsleepWithRequestsWaiting"}, []string{"VLLMThroughputCollapse"}},
+		{"spec-decode-collapse", []string{"VLLMSpecDecodeAcceptanceLow"}, nil},
+		{"kv-transfer-failures", []string{"VLLMKVTransferFailures"}, nil},
+		{"error-burst", []string{"VLLMErrorBudgetBurnFast", "VLLMHighErrorRate"}, nil},
+		{"ttft-spike", []string{"VLLMTTFTBudgetBurnFast", "VLLMTimeToFirstTokenHigh"}, nil},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			span := 90 * time.Minute
+			db := recordWith(t, simulator.Options{SpecDecode: true, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, c.scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired := map[string]time.Time{}
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if len(r.Firing) > 0 {
+					fired[r.Name] = r.Firing[0].Start
+				}
+			}
+			for _, a := range c.alerts {
+				at, ok := fired[a]
+				switch {
+				case !ok:
+					t.Errorf("%s did not fire; fired: %v", a, fired)
+				case at.Before(start.Add(20 * time.Minute)):
+					t.Errorf("%s fired at %s, before the scenario began", a, at.Sub(start))
+				}
+			}
+			for _, a := range c.quiet {
+				if _, ok := fired[a]; ok {
+					t.Errorf("%s fired on %s", a, c.scenario)
+				}
+			}
+		})
+	}
 }
