@@ -19,7 +19,7 @@ import (
 )
 
 // The alert counts the README's pack table promises.
-var wantAlerts = map[string]int{"vllm": 22, "vllm-v0": 10, "tgi": 8, "sglang": 11, "triton": 7, "dcgm": 9}
+var wantAlerts = map[string]int{"vllm": 20, "vllm-features": 2, "vllm-v0": 10, "tgi": 8, "sglang": 11, "triton": 7, "dcgm": 9}
 
 // Every built-in pack loads, is named after its directory, states the
 // versions it covers, and every alert carries the pack's server label.
@@ -52,7 +52,7 @@ func TestBuiltin(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"dcgm", "sglang", "tgi", "triton", "vllm", "vllm-v0"}
+	want := []string{"dcgm", "sglang", "tgi", "triton", "vllm", "vllm-features", "vllm-v0"}
 	if !slices.Equal(names, want) {
 		t.Errorf("built-in packs %v, want %v", names, want)
 	}
@@ -78,9 +78,8 @@ func TestApplyNoOverrides(t *testing.T) {
 		"# on 0.9 and 0.10, vllm:time_per_output_token_seconds.\n"+
 		"# VLLMEngineAsleepWithRequestsWaiting needs 0.11+ (vllm:engine_sleep_state).\n"+
 		"# VLLMRequestsFinishedWithError needs a release with finished_reason=\"error\".\n"+
-		"# VLLMSpecDecodeAcceptanceLow needs speculative decoding,\n"+
-		"# VLLMKVTransferFailures the NIXL connector (0.11+). Servers on the legacy V0\n"+
-		"# engine need the vllm-v0 pack.\n# No overrides." {
+		"# Speculative decoding and P/D alerts are in the vllm-features pack. Servers\n"+
+		"# on the legacy V0 engine need the vllm-v0 pack.\n# No overrides." {
 		t.Errorf("header %q", head)
 	}
 	if r.Source != "pack:vllm" || r.Alerts() != wantAlerts["vllm"] {

@@ -83,23 +83,19 @@ scrape_configs:
 		`vllm     vLLM (V1 engine): job vllm-prod (1 target); selector {job="vllm-prod"}`,
 		`tgi      TGI: job tgi (1 target); selector {job="tgi"}`,
 		"Wrote " + out + ": packs vllm, tgi.",
-		// vLLM 0.10: no sleep-state metric yet, and the optional
-		// speculative-decoding and NIXL metrics are off.
+		// vLLM 0.10: no sleep-state metric yet.
 		`vllm VLLMEngineAsleepWithRequestsWaiting: vllm:engine_sleep_state{job="vllm-prod",sleep_state="awake"} matches no series (counted as vllm:engine_sleep_state{job="vllm-prod"})` + "\n",
-		`vllm VLLMSpecDecodeAcceptanceLow: vllm:spec_decode_num_accepted_tokens_total{job="vllm-prod"} matches no series` + "\n",
-		"vllm:spec_decode_num_accepted_tokens_total exists only with speculative decoding configured (not enabled by default)",
-		`vllm VLLMKVTransferFailures: vllm:nixl_num_failed_transfers_total{job="vllm-prod"} matches no series` + "\n",
 		// VLLMInterTokenLatencyHigh reads ITL or, on 0.10, TPOT: not dead.
 		"vllm:inter_token_latency_seconds_bucket{job=\"vllm-prod\"}: a side of `new or old` over a renamed metric",
-		"3 of 30 rules match nothing",
+		"1 of 28 rules match nothing",
 		"tgi_request_failure{err!~\"validation|template\",job=\"tgi\"}: has no series until the first failed request",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if m := regexp.MustCompile(`(?m)^  (\S+) (\S+): .* matches no series`).FindAllStringSubmatch(stdout, -1); len(m) != 4 {
-		t.Errorf("want exactly the four selectors of the sleep-state, speculative-decoding and NIXL alerts reported, got %v", m)
+	if m := regexp.MustCompile(`(?m)^  (\S+) (\S+): .* matches no series`).FindAllStringSubmatch(stdout, -1); len(m) != 1 {
+		t.Errorf("want exactly the sleep-state selector of VLLMEngineAsleepWithRequestsWaiting reported, got %v", m)
 	}
 
 	// The file loads, with exactly those packs and selectors.
@@ -169,14 +165,13 @@ func TestInitScrape(t *testing.T) {
 		hostPort(tgi) + ": tgi (",
 		dead + ": Get ",
 		`vllm VLLMEngineAsleepWithRequestsWaiting: vllm:engine_sleep_state{job="vllm",sleep_state="awake"} matches no series`,
-		"exists only with speculative decoding configured (not enabled by default)",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 4 {
-		t.Errorf("want exactly the four selectors of the sleep-state, speculative-decoding and NIXL alerts reported, got %q", m)
+	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 1 {
+		t.Errorf("want exactly the sleep-state selector of VLLMEngineAsleepWithRequestsWaiting reported, got %q", m)
 	}
 	cfg, err := server.LoadConfig(out, func(string) string { return "" })
 	if err != nil {

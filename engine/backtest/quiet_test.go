@@ -78,9 +78,11 @@ func TestQuietServerNeverPages(t *testing.T) {
 }
 
 // Each scenario of the simulator written for a new alert fires it when the
-// whole vllm pack is backtested over it, and the steady lead-in does not.
+// vllm and vllm-features packs are backtested over it, and the steady
+// lead-in does not.
 func TestScenariosFireNewAlerts(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
+	features := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm-features", "vllm-features.rules.yaml")
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		scenario string
@@ -100,7 +102,7 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 			defer db.Close()
 			rep, err := backtest.Run(context.Background(), backtest.Options{
 				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
+				RuleFiles:          []string{pack, features},
 				From:               start.Add(5 * time.Minute),
 				To:                 start.Add(span),
 				EvaluationInterval: 30 * time.Second,
