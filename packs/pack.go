@@ -44,6 +44,14 @@ type Pack struct {
 	// Notes qualify Versions: alerts that need a later release, a flag,
 	// a backend.
 	Notes string
+	// Releases are the releases of Versions as data ("0.9", "0.10", ...),
+	// the ones examples/versions_test.go runs the pack against; empty when
+	// the catalogue has no release history for the server.
+	Releases []string
+	// Unavailable names the alerts that cannot fire on some of Releases,
+	// with those releases and why (a metric that appeared later or was
+	// removed).
+	Unavailable map[string]Unavailable
 	// Builtin is set for the packs compiled into paged.
 	Builtin bool
 	// Dir is the pack's directory: packs/<name> in the built-in files, or
@@ -55,6 +63,12 @@ type Pack struct {
 
 	files  []source // the rule files, in pack.yaml order
 	alerts []string // alerting rule names, in file order, without duplicates
+}
+
+// Unavailable is the releases on which an alert cannot fire, and why.
+type Unavailable struct {
+	Releases []string
+	Why      string
 }
 
 // source is one rule file of a pack.
@@ -298,7 +312,7 @@ func (p *Pack) parseMetadata(file string, content []byte, le *LoadError) []strin
 		return nil
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		bad(&doc, "pack.yaml must be a mapping (name, description, server, versions, notes, rules, tests)")
+		bad(&doc, "pack.yaml must be a mapping (name, description, server, versions, releases, unavailable, notes, rules, tests)")
 		return nil
 	}
 	m := doc.Content[0]
@@ -342,12 +356,37 @@ func (p *Pack) parseMetadata(file string, content []byte, le *LoadError) []strin
 			str(k, v, &p.Versions)
 		case "notes":
 			str(k, v, &p.Notes)
+		case "releases":
+			if v.Kind != yaml.SequenceNode {
+				bad(v, "releases must be a list of release numbers")
+				continue
+			}
+			for _, c := range v.Content {
+				p.Releases = append(p.Releases, c.Value)
+			}
+		case "unavailable":
+			if v.Kind != yaml.MappingNode {
+				bad(v, "unavailable must map alert names to {releases: [...], why: ...}")
+				continue
+			}
+			p.Unavailable = map[string]Unavailable{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				var u struct {
+					Releases []string `yaml:"releases"`
+					Why      string   `yaml:"why"`
+				}
+				if err := v.Content[j+1].Decode(&u); err != nil || len(u.Releases) == 0 || u.Why == "" {
+					bad(v.Content[j+1], "unavailable: %s: want {releases: [...], why: ...}", v.Content[j].Value)
+					continue
+				}
+				p.Unavailable[v.Content[j].Value] = Unavailable{Releases: u.Releases, Why: u.Why}
+			}
 		case "rules":
 			list(k, v, &ruleFiles)
 		case "tests":
 			list(k, v, &p.Tests)
 		default:
-			bad(k, "unknown key %s (valid keys: name, description, server, versions, notes, rules, tests)", k.Value)
+			bad(k, "unknown key %s (valid keys: name, description, server, versions, releases, unavailable, notes, rules, tests)", k.Value)
 		}
 	}
 	switch {

@@ -19,7 +19,7 @@ import (
 )
 
 // The alert counts the README's pack table promises.
-var wantAlerts = map[string]int{"vllm": 14, "vllm-v0": 10, "tgi": 8, "sglang": 9, "triton": 7, "dcgm": 9}
+var wantAlerts = map[string]int{"vllm": 20, "vllm-features": 2, "vllm-v0": 10, "tgi": 8, "sglang": 11, "triton": 7, "dcgm": 9}
 
 // Every built-in pack loads, is named after its directory, states the
 // versions it covers, and every alert carries the pack's server label.
@@ -52,7 +52,7 @@ func TestBuiltin(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"dcgm", "sglang", "tgi", "triton", "vllm", "vllm-v0"}
+	want := []string{"dcgm", "sglang", "tgi", "triton", "vllm", "vllm-features", "vllm-v0"}
 	if !slices.Equal(names, want) {
 		t.Errorf("built-in packs %v, want %v", names, want)
 	}
@@ -74,12 +74,15 @@ func TestApplyNoOverrides(t *testing.T) {
 		t.Fatalf("content is not the pack file under a header:\n%.400s", r.Content)
 	}
 	if head != "# Rule pack vllm (built into paged; vllm versions 0.9+): vLLM with the V1 engine.\n"+
-		"# VLLMInterTokenLatencyHigh needs 0.11+ (vllm:inter_token_latency_seconds\n"+
-		"# replaced vllm:time_per_output_token_seconds). Servers on the legacy V0\n"+
-		"# engine need the vllm-v0 pack.\n# No overrides." {
+		"# VLLMInterTokenLatencyHigh reads vllm:inter_token_latency_seconds (0.11+) or,\n"+
+		"# on 0.9 and 0.10, vllm:time_per_output_token_seconds.\n"+
+		"# VLLMEngineAsleepWithRequestsWaiting needs 0.11+ (vllm:engine_sleep_state).\n"+
+		"# VLLMRequestsFinishedWithError needs a release with finished_reason=\"error\".\n"+
+		"# Speculative decoding and P/D alerts are in the vllm-features pack. Servers\n"+
+		"# on the legacy V0 engine need the vllm-v0 pack.\n# No overrides." {
 		t.Errorf("header %q", head)
 	}
-	if r.Source != "pack:vllm" || r.Alerts() != 14 {
+	if r.Source != "pack:vllm" || r.Alerts() != wantAlerts["vllm"] {
 		t.Errorf("source %q, alerts %d", r.Source, r.Alerts())
 	}
 }
@@ -102,8 +105,8 @@ func TestApplyEveryOverride(t *testing.T) {
 	}
 	orig := ruleMap(t, mustApply(t, p, packs.Overrides{}).File)
 	got := ruleMap(t, r.File)
-	if _, ok := got["VLLMKVCacheOverprovisioned"]; ok || len(got) != 13 {
-		t.Errorf("disabled alert still there, or %d alerts instead of 13", len(got))
+	if _, ok := got["VLLMKVCacheOverprovisioned"]; ok || len(got) != wantAlerts["vllm"]-1 {
+		t.Errorf("disabled alert still there, or %d alerts instead of %d", len(got), wantAlerts["vllm"]-1)
 	}
 	pp := parser.NewParser(parser.Options{})
 	for name, rule := range got {

@@ -132,6 +132,7 @@ const (
 	skipRecorded = "written by a recording rule that is loaded (its own selectors are checked)"
 	skipAppears  = "has no series until %s"
 	skipEmpty    = "no matcher that selects series is left once value labels are dropped"
+	skipRename   = "a side of `new or old` over a renamed metric: each release has one of the two names"
 )
 
 func (w *seriesWalker) walk(n parser.Node, skip string, depth int) {
@@ -156,6 +157,8 @@ func (w *seriesWalker) walk(n parser.Node, skip string, depth int) {
 			lhs = skipFallback
 		case n.Op == parser.LOR && !hasSelector(n.LHS):
 			rhs = skipFallback
+		case n.Op == parser.LOR && renamePair(n.LHS, n.RHS):
+			lhs, rhs = skipRename, skipRename
 		}
 		w.walk(n.LHS, lhs, depth+1)
 		w.walk(n.RHS, rhs, depth+1)
@@ -164,6 +167,37 @@ func (w *seriesWalker) walk(n parser.Node, skip string, depth int) {
 	for _, c := range astChildren(n) {
 		w.walk(c, skip, depth+1)
 	}
+}
+
+// renamePair reports whether the two sides of an `or` read the new and
+// the old name of a metric the catalogue knows was renamed
+// (vllm:inter_token_latency_seconds or vllm:time_per_output_token_seconds):
+// a rule written for releases on both sides of the rename, where one of
+// the two sides has no series by design.
+func renamePair(a, b parser.Expr) bool {
+	cat := llmCatalog()
+	metrics := func(e parser.Expr) []string {
+		var out []string
+		walkAST(e, func(n parser.Node, _ []parser.Node) {
+			if vs, ok := n.(*parser.VectorSelector); ok && vs != nil {
+				if name, exact := selectorName(vs); exact {
+					if s, ok := cat.Resolve(name); ok {
+						out = append(out, s.Metric.Name)
+					}
+				}
+			}
+		})
+		return out
+	}
+	ma, mb := metrics(a), metrics(b)
+	for _, x := range ma {
+		for _, y := range mb {
+			if slices.Contains(cat.Replaces(x), y) || slices.Contains(cat.Replaces(y), x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasSelector reports whether an expression reads any series.

@@ -79,6 +79,15 @@ func TestSeriesChecks(t *testing.T) {
 			want: []want{{selector: `a_metric`, checked: `a_metric`}, {selector: `b_metric`, checked: `b_metric`}},
 		},
 		{
+			name: "new or old name of a renamed metric: both sides skipped, other selectors checked",
+			expr: `sum(rate(vllm:inter_token_latency_seconds_bucket[5m]) or rate(vllm:time_per_output_token_seconds_bucket{engine!=""}[5m])) and vllm:num_requests_running`,
+			want: []want{
+				{selector: `vllm:inter_token_latency_seconds_bucket`, skip: "renamed metric"},
+				{selector: `vllm:time_per_output_token_seconds_bucket{engine!=""}`, skip: "renamed metric"},
+				{selector: `vllm:num_requests_running`, checked: `vllm:num_requests_running`},
+			},
+		},
+		{
 			name: "metrics that appear with the first event are skipped",
 			expr: `rate(tgi_request_failure{err="overloaded"}[5m]) / rate(http_requests_total{status="5xx"}[5m])`,
 			want: []want{

@@ -139,7 +139,11 @@ func (m *model) request(c conditions) request {
 		// sent 200 before it failed.
 		r.status = "5xx"
 	}
-	r.ttft = m.lognormal(c.ttft, 0.45)
+	sigma := c.ttftSigma
+	if sigma == 0 {
+		sigma = 0.45
+	}
+	r.ttft = m.lognormal(c.ttft, sigma)
 	qshare := clamp(c.waiting/(c.waiting+5), 0.02, 0.9)
 	r.queue = r.ttft * qshare
 	r.prefill = r.ttft - r.queue

@@ -3,8 +3,11 @@ package simulator
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/pagedhq/paged/rules/catalog"
 )
 
 // Server is the kind of server simulated.
@@ -44,6 +47,32 @@ type Options struct {
 	Start time.Time
 	// Logger gets scenario changes; nil discards.
 	Logger *slog.Logger
+	// Version is the server release to imitate ("0.10"), for vllm and
+	// vllm-v0: only the metrics that release exposes by default are
+	// served, following the catalogue's versions as data
+	// (rules/catalog/additions.yaml), and a V1 release before 0.14 also
+	// serves vllm:time_per_output_token_seconds. Empty: the newest names
+	// (V1) or about 0.7 (V0), every metric the simulator knows.
+	Version string
+	// SpecDecode serves the speculative-decoding metrics, as a server
+	// started with a speculative config (vLLM: --speculative-config; the
+	// SGLang gauges exist always but stay 0 without it).
+	SpecDecode bool
+	// KVConnector makes the server a P/D decode worker with a KV
+	// connector: vLLM serves the NIXL connector's counters, SGLang counts
+	// transfer failures.
+	KVConnector bool
+}
+
+// has reports whether the option a scenario needs is on.
+func (o *Options) has(f feature) bool {
+	switch f {
+	case featureSpecDecode:
+		return o.SpecDecode
+	case featureKVConnector:
+		return o.KVConnector
+	}
+	return true
 }
 
 func (o *Options) fill() error {
@@ -80,6 +109,12 @@ func (o *Options) fill() error {
 	}
 	if o.Start.IsZero() {
 		o.Start = o.Now()
+	}
+	if o.Version != "" {
+		rels := catalog.Default().Releases(string(o.Server))
+		if !slices.Contains(rels, o.Version) {
+			return fmt.Errorf("version %q of %s not known (known: %s)", o.Version, o.Server, strings.Join(rels, ", "))
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -17,6 +17,7 @@ type conditions struct {
 	swapped     float64 // V0 requests swapped to CPU
 	preemptRate float64 // preemptions per second
 	ttft        float64 // time to first token
+	ttftSigma   float64 // spread of TTFT (log-space sigma); 0 means 0.45
 	itl         float64 // inter-token latency
 	abortFrac   float64 // finished requests aborted (client gone, cancelled)
 	errorFrac   float64 // finished requests failed in the engine
@@ -25,7 +26,18 @@ type conditions struct {
 	promptMean  float64 // prompt tokens per request
 	genMean     float64 // generated tokens per request
 	down        bool    // the endpoint answers 503
+	specAccept  float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
+	xferFail    float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
+	asleep      bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
 }
+
+// feature is an optional server feature a scenario needs to show.
+type feature string
+
+const (
+	featureSpecDecode  feature = "spec-decode"  // Options.SpecDecode
+	featureKVConnector feature = "kv-connector" // Options.KVConnector
+)
 
 // baseline is a healthy server under moderate load. The numbers hang
 // together: running ≈ rate × e2e latency (Little's law).
@@ -42,6 +54,7 @@ func baseline() conditions {
 		prefixHit:  0.4,
 		promptMean: 600,
 		genMean:    220,
+		specAccept: 0.7,
 	}
 }
 
@@ -57,6 +70,8 @@ type scenario struct {
 	Scenario
 	only []Server // servers that support it; nil means all
 	at   func(t float64) conditions
+	// needs is the option the scenario's metrics exist only with.
+	needs feature
 }
 
 // lerp moves from a to b between t0 and t1 (seconds) and holds after.
@@ -80,7 +95,7 @@ const (
 func scenarios() []scenario {
 	return []scenario{
 		{Scenario{"steady", "Healthy server under moderate load."}, nil,
-			func(float64) conditions { return baseline() }},
+			func(float64) conditions { return baseline() }, ""},
 		{Scenario{"ramp", "Load rises from 2 to 16 requests/s over ten minutes; cache, queue and TTFT follow."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -90,7 +105,7 @@ func scenarios() []scenario {
 				c.waiting = max(0, c.rate-12) * 5
 				c.running = c.rate * (c.ttft + c.genMean*c.itl)
 				return c
-			}},
+			}, ""},
 		{Scenario{"kv-saturation", "KV cache fills up to 99%: requests queue, TTFT rises, some preemptions."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -103,7 +118,7 @@ func scenarios() []scenario {
 				c.cpuKV = lerp(t, onsetStart, onsetEnd, 0, 0.15)
 				c.swapped = lerp(t, onsetStart, onsetEnd, 0, 3)
 				return c
-			}},
+			}, ""},
 		{Scenario{"preemption-storm", "Cache full and the scheduler preempts several requests a second."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -115,7 +130,7 @@ func scenarios() []scenario {
 				c.ttft = lerp(t, onsetStart, 90, 0.18, 2)
 				c.itl = lerp(t, onsetStart, 90, 0.025, 0.06)
 				return c
-			}},
+			}, ""},
 		{Scenario{"swap", "V0 only: the GPU cache is full and requests are swapped to CPU; CPU cache usage rises."}, []Server{ServerVLLMV0},
 			func(t float64) conditions {
 				c := baseline()
@@ -128,7 +143,7 @@ func scenarios() []scenario {
 				c.preemptRate = lerp(t, onsetStart, 90, 0, 2)
 				c.ttft = lerp(t, onsetStart, 150, 0.18, 1.5)
 				return c
-			}},
+			}, ""},
 		{Scenario{"ttft-spike", "Time to first token jumps to about 8 s median (p99 well above 10 s) while requests queue."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -136,7 +151,7 @@ func scenarios() []scenario {
 				c.waiting = lerp(t, onsetStart, 60, 0, 30)
 				c.kv = lerp(t, onsetStart, 60, 0.35, 0.6)
 				return c
-			}},
+			}, ""},
 		{Scenario{"error-burst", "A quarter of requests are aborted, one in eight fails, 30% of HTTP responses are 5xx."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -144,7 +159,7 @@ func scenarios() []scenario {
 				c.errorFrac = lerp(t, onsetStart, 45, 0.001, 0.12)
 				c.http5xx = lerp(t, onsetStart, 45, 0.002, 0.3)
 				return c
-			}},
+			}, ""},
 		{Scenario{"fragmentation", "Cache full while only a few requests run: the queue grows and throughput collapses."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -154,7 +169,7 @@ func scenarios() []scenario {
 				c.finishRate = lerp(t, onsetStart, 90, 4, 0.5)
 				c.ttft = lerp(t, onsetStart, 90, 0.18, 3)
 				return c
-			}},
+			}, ""},
 		{Scenario{"overprovisioned", "Busy server whose KV cache stays nearly empty: memory is wasted."}, nil,
 			func(t float64) conditions {
 				c := baseline()
@@ -164,13 +179,48 @@ func scenarios() []scenario {
 				c.promptMean = lerp(t, onsetStart, 90, 600, 150)
 				c.genMean = lerp(t, onsetStart, 90, 220, 120)
 				return c
-			}},
+			}, ""},
+		{Scenario{"idle", "A quiet server: 0.1 requests/s, TTFT median 0.35 s with a long tail (about 1% over 5 s, 5% over 2.5 s), 0.04% errors; within its SLOs, nothing should page."}, nil,
+			func(float64) conditions {
+				c := baseline()
+				c.rate = 0.1
+				c.running = 1
+				c.kv = 0.05
+				c.ttft = 0.35
+				c.ttftSigma = 1.2
+				c.http5xx, c.errorFrac = 0.0003, 0.0002 // within a 99.9% objective
+				c.promptMean = 4000
+				c.genMean = 300
+				return c
+			}, ""},
+		{Scenario{"asleep", "vLLM V1 only: the engine is put to sleep (level 1) while requests keep arriving and queue."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.asleep = t > onsetStart
+				if c.asleep {
+					c.running, c.kv, c.finishRate = 0, 0, 1e-9
+					c.waiting = lerp(t, onsetStart, onsetEnd, 0, 6)
+				}
+				return c
+			}, ""},
+		{Scenario{"spec-decode-collapse", "Speculative decoding: the acceptance rate falls from 70% to 12% (a draft model that no longer fits the traffic). Needs --spec-decode."}, []Server{ServerVLLM, ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.specAccept = lerp(t, onsetStart, onsetEnd, 0.7, 0.12)
+				return c
+			}, featureSpecDecode},
+		{Scenario{"kv-transfer-failures", "P/D disaggregation: 8% of KV-cache transfers to this decode worker fail. Needs --kv-connector."}, []Server{ServerVLLM, ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.xferFail = lerp(t, onsetStart, 60, 0, 0.08)
+				return c
+			}, featureKVConnector},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, nil,
 			func(float64) conditions {
 				c := baseline()
 				c.down = true
 				return c
-			}},
+			}, ""},
 	}
 }
 

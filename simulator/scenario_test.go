@@ -19,7 +19,7 @@ type timeline struct {
 
 func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
 	t.Helper()
-	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11})
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true})
 	tl := &timeline{t: t, every: 15 * time.Second}
 	for at := time.Duration(0); at <= total; at += tl.every {
 		tl.snaps = append(tl.snaps, scrape(t, s))
@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
@@ -264,5 +264,59 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 				t.Errorf("%s/%s: only %d families", server, sc.Name, len(mfs))
 			}
 		}
+	}
+}
+
+func TestScenarioAsleep(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "asleep", 4*time.Minute)
+	if a := tl.gauge(15*sec, "vllm:engine_sleep_state", map[string]string{"sleep_state": "awake"}); a != 1 {
+		t.Errorf("asleep: awake = %v before onset, want 1", a)
+	}
+	if a := tl.gauge(3*time.Minute, "vllm:engine_sleep_state", map[string]string{"sleep_state": "awake"}); a != 0 {
+		t.Errorf("asleep: awake = %v after onset, want 0", a)
+	}
+	if l1 := tl.gauge(3*time.Minute, "vllm:engine_sleep_state", map[string]string{"sleep_state": "weights_offloaded"}); l1 != 1 {
+		t.Errorf("asleep: weights_offloaded = %v, want 1", l1)
+	}
+	if w := tl.gauge(4*time.Minute, "vllm:num_requests_waiting", nil); w < 3 {
+		t.Errorf("asleep: %v waiting, want a queue", w)
+	}
+	if r := tl.rate(3*time.Minute, 4*time.Minute, "vllm:generation_tokens_total", nil) + tl.rate(3*time.Minute, 4*time.Minute, "vllm:prompt_tokens_total", nil); r > 0 {
+		t.Errorf("asleep: %.1f tokens/s while sleeping, want 0", r)
+	}
+}
+
+func TestScenarioSpecDecodeCollapse(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "spec-decode-collapse", 5*time.Minute)
+	acc := func(a, b time.Duration) float64 {
+		return tl.rate(a, b, "vllm:spec_decode_num_accepted_tokens_total", nil) / tl.rate(a, b, "vllm:spec_decode_num_draft_tokens_total", nil)
+	}
+	if r := acc(0, 30*sec); r < 0.6 || r > 0.8 {
+		t.Errorf("spec-decode-collapse: acceptance %.2f before onset, want about 0.7", r)
+	}
+	if r := acc(3*time.Minute, 5*time.Minute); r > 0.2 {
+		t.Errorf("spec-decode-collapse: acceptance %.2f after onset, want about 0.12", r)
+	}
+	sg := runScenario(t, ServerSGLang, "spec-decode-collapse", 5*time.Minute)
+	if r := sg.gauge(4*time.Minute, "sglang:spec_accept_rate", nil); r > 0.2 || r <= 0 {
+		t.Errorf("spec-decode-collapse on sglang: spec_accept_rate %v, want about 0.12", r)
+	}
+	// Without the option the scenario is refused: its metrics would not exist.
+	if _, err := New(Options{Server: ServerVLLM, Scenario: "spec-decode-collapse"}); err == nil {
+		t.Error("spec-decode-collapse without SpecDecode: no error")
+	}
+}
+
+func TestScenarioKVTransferFailures(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "kv-transfer-failures", 5*time.Minute)
+	a, b := 2*time.Minute, 5*time.Minute
+	failed := tl.rate(a, b, "vllm:nixl_num_failed_transfers_total", nil)
+	finished := tl.rate(a, b, "vllm:request_success_total", nil)
+	if r := failed / finished; r < 0.04 || r > 0.12 {
+		t.Errorf("kv-transfer-failures: %.3f of requests had a failed transfer, want about 0.08", r)
+	}
+	sg := runScenario(t, ServerSGLang, "kv-transfer-failures", 5*time.Minute)
+	if r := sg.rate(a, b, "sglang:num_transfer_failed_reqs_total", nil) / sg.rate(a, b, "sglang:num_requests_total", nil); r < 0.04 || r > 0.12 {
+		t.Errorf("kv-transfer-failures on sglang: %.3f transfer failures per request, want about 0.08", r)
 	}
 }

@@ -18,9 +18,11 @@ type sglang struct {
 	maxTotalTokens float64
 
 	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
-	utilization, retracted, paused                                                             *family
+	utilization, retracted, paused, retractedTotal, retractedInput, retractedOutput            *family
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
+	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
+	specOn, pd                                                                                 bool
 }
 
 func newSGLang(opts Options, m *model) *sglang {
@@ -45,9 +47,20 @@ func newSGLang(opts Options, m *model) *sglang {
 	set(l.counter("sglang:num_so_requests_total", "Number of structured output requests processed.", sl...), 0)
 	g.aborted = l.counter("sglang:num_aborted_requests_total", "Number of requests aborted.", sl...)
 	g.retracted = l.gauge("sglang:num_retracted_reqs", "The number of currently retracted requests.", sl...)
+	g.retractedTotal = l.counter("sglang:num_retracted_requests_total", "Total number of retracted requests.", sl...)
+	g.retractedInput = l.counter("sglang:num_retracted_input_tokens_total", "Total number of retracted input tokens.", sl...)
+	g.retractedOutput = l.counter("sglang:num_retracted_output_tokens_total", "Total number of retracted output tokens.", sl...)
+	set(l.counter("sglang:num_grammar_timeout_total", "Number of grammar timeouts.", sl...), 0)
 	g.paused = l.gauge("sglang:num_paused_reqs", "The number of paused requests by async weight sync.", sl...)
-	set(l.gauge("sglang:spec_accept_length", "Average speculative decoding acceptance length.", sl...), 0)
-	set(l.gauge("sglang:spec_accept_rate", "Average speculative decoding acceptance rate.", sl...), 0)
+	g.specOn, g.pd = opts.SpecDecode, opts.KVConnector
+	g.specAcceptLength = l.gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", sl...)
+	g.specAcceptRate = l.gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch).", sl...)
+	set(g.specAcceptLength, 0)
+	set(g.specAcceptRate, 0)
+	g.bootstrapFailed = l.counter("sglang:num_bootstrap_failed_reqs_total", "The number of bootstrap failed requests.", sl...)
+	g.transferFailed = l.counter("sglang:num_transfer_failed_reqs_total", "The number of transfer failed requests.", sl...)
+	set(g.bootstrapFailed, 0)
+	set(g.transferFailed, 0)
 	set(l.gauge("sglang:engine_startup_time", "Time taken for the engine to start.", sl...), 42.7)
 	set(l.gauge("sglang:engine_load_weights_time", "Time taken to load model weights.", sl...), 11.3)
 	set(l.gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).", sl...), 0)
@@ -76,7 +89,8 @@ func newSGLang(opts Options, m *model) *sglang {
 	g.e2e = l.histogram("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", sglangE2E, "model_name")
 	g.queueTime = l.histogram("sglang:queue_time_seconds", "Histogram of queueing time in seconds.", sglangQueue, "model_name")
 	for _, f := range []*family{g.running, g.queued, g.usedTokens, g.tokenUsage, g.cacheHitRate, g.genThroughput, g.utilization,
-		g.promptTokens, g.generationTokens, g.cachedTokens, g.requests, g.aborted, g.retracted, g.paused} {
+		g.promptTokens, g.generationTokens, g.cachedTokens, g.requests, g.aborted, g.retracted, g.paused,
+		g.retractedTotal, g.retractedInput, g.retractedOutput} {
 		f.with(opts.Start, g.sched...)
 	}
 	set(g.maxTotal, g.maxTotalTokens)
@@ -104,7 +118,17 @@ func (g *sglang) record(s *step) {
 	set(g.cacheHitRate, s.state.prefixHit)
 	set(g.utilization, clamp(s.state.running/64, 0, 1))
 	// Retraction is SGLang's preemption: retracted requests show as a gauge.
+	if g.specOn {
+		// 3 draft tokens per step: accept length = 1 + 3 * accept rate.
+		set(g.specAcceptRate, float64(int(s.cond.specAccept*1000))/1000)
+		set(g.specAcceptLength, 1+3*float64(int(s.cond.specAccept*1000))/1000)
+	}
 	set(g.retracted, float64(s.preemptions))
+	add(g.retractedTotal, float64(s.preemptions))
+	// A retracted request gives back its prompt and the tokens generated
+	// so far; the simulator charges a mean-sized request for each.
+	add(g.retractedInput, float64(s.preemptions)*s.cond.promptMean)
+	add(g.retractedOutput, float64(s.preemptions)*s.cond.genMean/2)
 	if s.cond.itl > 0 {
 		set(g.genThroughput, s.state.running/s.cond.itl)
 	}
@@ -114,6 +138,9 @@ func (g *sglang) record(s *step) {
 			continue
 		}
 		add(g.requests, 1)
+		if g.pd && g.m.rng.Float64() < s.cond.xferFail {
+			add(g.transferFailed, 1)
+		}
 		add(g.promptTokens, r.prompt)
 		add(g.generationTokens, r.gen)
 		add(g.cachedTokens, r.cached)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pagedhq/paged/rules/catalog"
 )
 
 // ErrDown is returned by WriteMetrics while the scenario has the server down.
@@ -49,6 +51,9 @@ func New(opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !opts.has(sc.needs) {
+		return nil, fmt.Errorf("scenario %s needs the %s option", sc.Name, sc.needs)
+	}
 	m := newModel(opts.Seed, opts.MaxModelLen)
 	var exp exporter
 	switch opts.Server {
@@ -63,8 +68,12 @@ func New(opts Options) (*Simulator, error) {
 	case ServerTriton:
 		exp = newTriton(opts, m)
 	}
+	fams := exp.families()
+	if opts.Version != "" {
+		fams = exposedIn(fams, string(opts.Server), opts.Version)
+	}
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(&metricSet{families: exp.families()}); err != nil {
+	if err := reg.Register(&metricSet{families: fams}); err != nil {
 		return nil, fmt.Errorf("register %s metrics: %w", opts.Server, err)
 	}
 	return &Simulator{opts: opts, reg: reg, exp: exp, model: m, scen: sc, scenWall: opts.Start}, nil
@@ -115,6 +124,9 @@ func (s *Simulator) SetScenarioAt(name string, now time.Time) error {
 	sc, err := lookup(s.opts.Server, name)
 	if err != nil {
 		return err
+	}
+	if !s.opts.has(sc.needs) {
+		return fmt.Errorf("scenario %s needs the %s option", sc.Name, sc.needs)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -168,4 +180,17 @@ func (s *Simulator) advanceTo(now time.Time) {
 		}
 		s.exp.record(&st)
 	}
+}
+
+// exposedIn keeps the families that release of the release line exposes
+// by default, as the catalogue's versions as data say.
+func exposedIn(fams []*family, line, release string) []*family {
+	c := catalog.Default()
+	var out []*family
+	for _, f := range fams {
+		if c.ExposedIn(line, f.name, release) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

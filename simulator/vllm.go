@@ -1,6 +1,9 @@
 package simulator
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // vllm exposes vLLM's /metrics: the V1 engine (current releases: labels
 // model_name and engine, _created series on) or the legacy V0 engine (about
@@ -23,6 +26,8 @@ type vllm struct {
 	iteration, reqPrompt, reqGeneration, reqMaxGen, paramsN, paramsMax  *family
 	ttft, itl, reqTPOT, tpot, e2e, queue, inference, prefill, decode    *family
 	prefillKV                                                           *family
+	drafts, draftTokens, acceptedTokens                                 *family // with Options.SpecDecode
+	nixlFailed, nixlNotify, nixlExpired                                 *family // with Options.KVConnector
 }
 
 func newVLLM(v0 bool, opts Options, m *model) *vllm {
@@ -120,11 +125,28 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 	v.ttft = l.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", vllmV1TTFT, labels...)
 	v.itl = l.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", vllmV1ITL, labels...)
 	v.reqTPOT = l.histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", vllmV1ITL, labels...)
+	if opts.Version != "" {
+		// Releases before 0.14 still have the old per-step histogram
+		// (deprecated in 0.11, hidden in 0.12); New filters it by release.
+		v.tpot = l.histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", vllmV1ITL, labels...)
+	}
 	v.e2e = l.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", vllmV1Latency, labels...)
 	v.queue = l.histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", vllmV1Latency, labels...)
 	v.inference = l.histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", vllmV1Latency, labels...)
 	v.prefill = l.histogram("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", vllmV1Latency, labels...)
 	v.decode = l.histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", vllmV1Latency, labels...)
+	if opts.SpecDecode {
+		// vllm/v1/spec_decode/metrics.py; one draft of k tokens per step.
+		v.drafts = l.counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", labels...)
+		v.draftTokens = l.counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", labels...)
+		v.acceptedTokens = l.counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", labels...)
+	}
+	if opts.KVConnector {
+		// NixlPromMetrics of the NIXL connector (nixl_connector.py).
+		v.nixlFailed = l.counter("vllm:nixl_num_failed_transfers_total", "Number of failed NIXL KV Cache transfers.", labels...)
+		v.nixlNotify = l.counter("vllm:nixl_num_failed_notifications_total", "Number of failed NIXL KV Cache notifications.", labels...)
+		v.nixlExpired = l.counter("vllm:nixl_num_kv_expired_reqs_total", "Number of requests that had their KV expire. NOTE: This metric is tracked on the P instance.", labels...)
+	}
 	v.cacheConfig = l.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
 		"block_size", "cache_dtype", "calculate_kv_scales", "cpu_offload_gb", "enable_prefix_caching", "engine",
 		"gpu_memory_utilization", "is_attention_free", "num_cpu_blocks", "num_gpu_blocks", "num_gpu_blocks_override",
@@ -181,6 +203,12 @@ func (v *vllm) record(s *step) {
 		v.cpuPrefixRate.with(at, v.lv...).value = 0
 	} else {
 		v.waitingByReason.with(at, v.lbl("capacity")...).value = s.state.waiting
+		awake := 1.0
+		if s.cond.asleep {
+			awake = 0
+		}
+		v.sleepState.with(at, v.lbl("awake")...).value = awake
+		v.sleepState.with(at, v.lbl("weights_offloaded")...).value = 1 - awake
 	}
 	v.preemptions.with(at, v.lv...).value += float64(s.preemptions)
 
@@ -224,7 +252,22 @@ func (v *vllm) record(s *step) {
 				obs(v.reqTPOT, r.itl)
 			}
 		}
+		if v.drafts != nil && r.gen > 1 {
+			// k = 3 draft tokens per step; each step emits the accepted
+			// ones plus one verified token.
+			const k = 3
+			steps := math.Ceil((r.gen - 1) / (1 + k*s.cond.specAccept))
+			v.drafts.with(at, v.lv...).value += steps
+			v.draftTokens.with(at, v.lv...).value += k * steps
+			v.acceptedTokens.with(at, v.lv...).value += math.Round(k * steps * s.cond.specAccept)
+		}
+		if v.nixlFailed != nil && v.m.rng.Float64() < s.cond.xferFail {
+			v.nixlFailed.with(at, v.lv...).value++
+		}
 		spread(v.m, perToken, perToken.with(at, v.lv...), r.itl, r.gen-1)
+		if !v.v0 && v.tpot != nil {
+			spread(v.m, v.tpot, v.tpot.with(at, v.lv...), r.itl, r.gen-1)
+		}
 	}
 	if s.iterations > 0 {
 		per := s.state.running + promptInStep/s.iterations

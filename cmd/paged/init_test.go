@@ -24,20 +24,11 @@ import (
 // vllm:time_per_output_token_seconds (renamed in 0.11).
 func vllm010(t *testing.T) *httptest.Server {
 	t.Helper()
-	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Start: time.Now().Add(-10 * time.Minute)})
+	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Version: "0.10", Start: time.Now().Add(-10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sim.Handler()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte("vllm:inter_token_latency_seconds"), []byte("vllm:time_per_output_token_seconds")))
-	}))
+	s := httptest.NewServer(sim.Handler())
 	t.Cleanup(s.Close)
 	return s
 }
@@ -92,19 +83,19 @@ scrape_configs:
 		`vllm     vLLM (V1 engine): job vllm-prod (1 target); selector {job="vllm-prod"}`,
 		`tgi      TGI: job tgi (1 target); selector {job="tgi"}`,
 		"Wrote " + out + ": packs vllm, tgi.",
-		`vllm VLLMInterTokenLatencyHigh: vllm:inter_token_latency_seconds_bucket{job="vllm-prod"} matches no series (counted as vllm:inter_token_latency_seconds_count{job="vllm-prod"})` + "\n",
-		`vllm VLLMInterTokenLatencyHigh: vllm:inter_token_latency_seconds_count{job="vllm-prod"} matches no series` + "\n",
-		"vllm:inter_token_latency_seconds_bucket exists in vLLM since 0.11.0 (PR #24110); older releases expose vllm:time_per_output_token_seconds_bucket instead",
-		"1 of 22 rules match nothing",
+		// vLLM 0.10: no sleep-state metric yet.
+		`vllm VLLMEngineAsleepWithRequestsWaiting: vllm:engine_sleep_state{job="vllm-prod",sleep_state="awake"} matches no series (counted as vllm:engine_sleep_state{job="vllm-prod"})` + "\n",
+		// VLLMInterTokenLatencyHigh reads ITL or, on 0.10, TPOT: not dead.
+		"vllm:inter_token_latency_seconds_bucket{job=\"vllm-prod\"}: a side of `new or old` over a renamed metric",
+		"1 of 28 rules match nothing",
 		"tgi_request_failure{err!~\"validation|template\",job=\"tgi\"}: has no series until the first failed request",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if m := regexp.MustCompile(`(?m)^  (\S+) (\S+): .* matches no series`).FindAllStringSubmatch(stdout, -1); len(m) != 2 {
-		// VLLMInterTokenLatencyHigh reads the histogram's _bucket and _count.
-		t.Errorf("want exactly the two selectors of VLLMInterTokenLatencyHigh reported, got %v", m)
+	if m := regexp.MustCompile(`(?m)^  (\S+) (\S+): .* matches no series`).FindAllStringSubmatch(stdout, -1); len(m) != 1 {
+		t.Errorf("want exactly the sleep-state selector of VLLMEngineAsleepWithRequestsWaiting reported, got %v", m)
 	}
 
 	// The file loads, with exactly those packs and selectors.
@@ -173,15 +164,14 @@ func TestInitScrape(t *testing.T) {
 		hostPort(vllm) + ": vllm (",
 		hostPort(tgi) + ": tgi (",
 		dead + ": Get ",
-		`vllm VLLMInterTokenLatencyHigh: vllm:inter_token_latency_seconds_bucket{job="vllm"} matches no series`,
-		"older releases expose vllm:time_per_output_token_seconds_bucket instead",
+		`vllm VLLMEngineAsleepWithRequestsWaiting: vllm:engine_sleep_state{job="vllm",sleep_state="awake"} matches no series`,
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 2 {
-		t.Errorf("want exactly the two selectors of VLLMInterTokenLatencyHigh reported, got %q", m)
+	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 1 {
+		t.Errorf("want exactly the sleep-state selector of VLLMEngineAsleepWithRequestsWaiting reported, got %q", m)
 	}
 	cfg, err := server.LoadConfig(out, func(string) string { return "" })
 	if err != nil {

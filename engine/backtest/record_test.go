@@ -42,13 +42,21 @@ var kvTimeline = []phase{
 // series, into a TSDB opened in dir. The caller closes the TSDB.
 func record(t testing.TB, dir string, start time.Time, span, scrape time.Duration, timeline []phase) *tsdb.DB {
 	t.Helper()
+	return recordWith(t, simulator.Options{}, dir, start, span, scrape, timeline)
+}
+
+// recordWith is record with simulator options (features such as
+// SpecDecode); Server, Scenario, Seed, Start and Now are set here.
+func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time, span, scrape time.Duration, timeline []phase) *tsdb.DB {
+	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.RetentionDuration = 0
 	db, err := tsdb.Open(dir, nil, nil, opts, nil)
 	if err != nil {
 		t.Fatalf("open tsdb: %v", err)
 	}
-	sim, err := simulator.New(simulator.Options{Server: simulator.ServerVLLM, Scenario: "steady", Seed: 7, Start: start, Now: func() time.Time { return start }})
+	so.Server, so.Scenario, so.Seed, so.Start, so.Now = simulator.ServerVLLM, "steady", 7, start, func() time.Time { return start }
+	sim, err := simulator.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}

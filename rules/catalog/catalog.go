@@ -164,6 +164,9 @@ type Catalog struct {
 	names    map[*Server][]string // every valid series name, for suggestions
 	labels   map[string]bool      // every label name of any known metric
 	replaces map[string][]string  // current name -> removed names it replaced
+
+	releases  map[string][]string             // release line -> releases, oldest first
+	lifecycle map[string]map[string]Lifecycle // release line -> metric -> history
 }
 
 //go:embed catalog.yaml

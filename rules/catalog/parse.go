@@ -85,6 +85,11 @@ func Parse(b []byte) (*Catalog, error) {
 		labels:   map[string]bool{},
 		replaces: map[string][]string{},
 	}
+	adds, err := parseAdditions()
+	if err != nil {
+		return nil, err
+	}
+	c.setVersions(adds)
 	keys := make([]string, 0, len(raw.Servers))
 	for k := range raw.Servers {
 		keys = append(keys, k)
@@ -117,6 +122,9 @@ func Parse(b []byte) (*Catalog, error) {
 		}
 		for _, rm := range rs.Removed {
 			c.addRaw(s, rm, defaults, Removed)
+		}
+		for _, rm := range adds.Servers[key].Metrics {
+			c.addRaw(s, rm, defaults, Current)
 		}
 		for _, rm := range rs.HTTPMetrics.Metrics {
 			c.addRaw(s, rm, nil, Current)

@@ -1,0 +1,138 @@
+package backtest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pagedhq/paged/engine/backtest"
+	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/simulator"
+)
+
+// A quiet vLLM server (the simulator's idle scenario: 0.1 requests/s with a
+// long TTFT tail, within its SLOs) must not page: twelve hours of it,
+// backtested with the whole vllm pack, SLO burn-rate alerts included,
+// produce no notification, and the TTFT p99 alert is never even pending.
+// With the pack's old TTFT traffic guard (0.05 requests/s) the same data
+// makes it pending again and again (the slowest of 30 requests is the
+// "p99"), so the scenario is noisy enough for the test to fail if the
+// guard regresses. (Whether one of those pending periods lasts the full
+// 10m depends on the evaluation phase, so firing is not asserted.)
+func TestQuietServerNeverPages(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	span := 12 * time.Hour
+	db := record(t, t.TempDir(), start, span, 15*time.Second, []phase{{0, "idle"}})
+	defer db.Close()
+	eng := newPromQL()
+	run := func(files ...string) *backtest.Report {
+		t.Helper()
+		rep, err := backtest.Run(context.Background(), backtest.Options{
+			Source:             backtest.NewQueryable(eng, db),
+			RuleFiles:          files,
+			From:               start.Add(10 * time.Minute),
+			To:                 start.Add(span),
+			EvaluationInterval: 30 * time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+
+	for _, r := range run(pack).Rules {
+		if r.Error != "" || r.EvalErrors > 0 {
+			t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+		}
+		if r.Fired > 0 || r.Notifications > 0 {
+			t.Errorf("%s fired %d times (%d notifications) on a quiet server: %v", r.Name, r.Fired, r.Notifications, r.Firing)
+		}
+		if r.Name == "VLLMTimeToFirstTokenHigh" && len(r.Pending) > 0 {
+			t.Errorf("VLLMTimeToFirstTokenHigh went pending %d times on a quiet server", len(r.Pending))
+		}
+	}
+
+	orig, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const guard = "(rate(vllm:time_to_first_token_seconds_count[5m])) > 1"
+	if !strings.Contains(string(orig), guard) {
+		t.Fatalf("the pack's TTFT guard is no longer %q; update this test", guard)
+	}
+	old := strings.Replace(string(orig), guard, "(rate(vllm:time_to_first_token_seconds_count[5m])) > 0.05", 1)
+	pending, fired := 0, 0
+	for _, r := range run(writeFile(t, t.TempDir(), "old-guard.rules.yaml", old)).Rules {
+		if r.Name == "VLLMTimeToFirstTokenHigh" {
+			pending, fired = len(r.Pending), r.Fired
+		}
+	}
+	if pending < 5 {
+		t.Errorf("with the old 0.05 requests/s guard, VLLMTimeToFirstTokenHigh went pending %d times on the idle scenario, want at least 5: the scenario no longer tests the guard", pending)
+	}
+	t.Logf("old guard: VLLMTimeToFirstTokenHigh pending %d times, fired %d times in %s of an idle server; current pack: never", pending, fired, span)
+}
+
+// Each scenario of the simulator written for a new alert fires it when the
+// vllm and vllm-features packs are backtested over it, and the steady
+// lead-in does not.
+func TestScenariosFireNewAlerts(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
+	features := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm-features", "vllm-features.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		scenario string
+		alerts   []string
+		quiet    []string
+	}{
+		{"asleep", []string{"VLLMEngineAsleepWithRequestsWaiting"}, []string{"VLLMThroughputCollapse"}},
+		{"spec-decode-collapse", []string{"VLLMSpecDecodeAcceptanceLow"}, nil},
+		{"kv-transfer-failures", []string{"VLLMKVTransferFailures"}, nil},
+		{"error-burst", []string{"VLLMErrorBudgetBurnFast", "VLLMHighErrorRate"}, nil},
+		{"ttft-spike", []string{"VLLMTTFTBudgetBurnFast", "VLLMTimeToFirstTokenHigh"}, nil},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			span := 90 * time.Minute
+			db := recordWith(t, simulator.Options{SpecDecode: true, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, c.scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack, features},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired := map[string]time.Time{}
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if len(r.Firing) > 0 {
+					fired[r.Name] = r.Firing[0].Start
+				}
+			}
+			for _, a := range c.alerts {
+				at, ok := fired[a]
+				switch {
+				case !ok:
+					t.Errorf("%s did not fire; fired: %v", a, fired)
+				case at.Before(start.Add(20 * time.Minute)):
+					t.Errorf("%s fired at %s, before the scenario began", a, at.Sub(start))
+				}
+			}
+			for _, a := range c.quiet {
+				if _, ok := fired[a]; ok {
+					t.Errorf("%s fired on %s", a, c.scenario)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package catalog
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// additions.yaml holds what the research catalogue (catalog.yaml, a
+// byte-for-byte copy) lacks: metrics read in upstream source since, and
+// the versions as data: per release line, the releases the packs are
+// tested on, and per metric the release it appeared, was deprecated,
+// hidden and removed.
+//
+//go:embed additions.yaml
+var additionsYAML []byte
+
+type rawAdditions struct {
+	SchemaVersion int                                     `yaml:"schema_version"`
+	Servers       map[string]rawServer                    `yaml:"servers"`
+	Releases      map[string][]string                     `yaml:"releases"`
+	Lifecycle     map[string]map[string]rawLifecycleEntry `yaml:"lifecycle"`
+}
+
+type rawLifecycleEntry struct {
+	Since      string `yaml:"since"`
+	Deprecated string `yaml:"deprecated"`
+	Hidden     string `yaml:"hidden"`
+	Removed    string `yaml:"removed"`
+	Source     string `yaml:"source"`
+}
+
+// Lifecycle is a metric's history on one release line, in release
+// numbers ("0.11"). Empty fields mean "before the first listed release"
+// (Since) or "not yet" (the others).
+type Lifecycle struct {
+	Since      string
+	Deprecated string
+	Hidden     string // absent by default from this release on (--show-hidden-metrics-for-version brings it back)
+	Removed    string
+	Source     string
+}
+
+func parseAdditions() (*rawAdditions, error) {
+	var raw rawAdditions
+	if err := yaml.Unmarshal(additionsYAML, &raw); err != nil {
+		return nil, fmt.Errorf("catalog: additions.yaml: %w", err)
+	}
+	if raw.SchemaVersion != 1 {
+		return nil, fmt.Errorf("catalog: additions.yaml: schema_version %d, want 1", raw.SchemaVersion)
+	}
+	for line, rels := range raw.Releases {
+		for i := 1; i < len(rels); i++ {
+			if CompareReleases(rels[i-1], rels[i]) >= 0 {
+				return nil, fmt.Errorf("catalog: additions.yaml: releases of %s out of order at %s", line, rels[i])
+			}
+		}
+	}
+	return &raw, nil
+}
+
+func (c *Catalog) setVersions(raw *rawAdditions) {
+	c.releases = map[string][]string{}
+	for line, rels := range raw.Releases {
+		c.releases[line] = slices.Clone(rels)
+	}
+	c.lifecycle = map[string]map[string]Lifecycle{}
+	for line, m := range raw.Lifecycle {
+		out := map[string]Lifecycle{}
+		for name, e := range m {
+			out[name] = Lifecycle(e)
+		}
+		c.lifecycle[line] = out
+	}
+}
+
+// Releases lists the releases of a release line ("vllm", "vllm-v0") the
+// packs are tested on, oldest first.
+func (c *Catalog) Releases(line string) []string { return slices.Clone(c.releases[line]) }
+
+// ReleaseLines lists the release lines that have versions as data.
+func (c *Catalog) ReleaseLines() []string {
+	var out []string
+	for l := range c.releases {
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LifecycleOf returns the history of a metric on a release line; ok is
+// false when the metric has none (it exists on every listed release).
+func (c *Catalog) LifecycleOf(line, name string) (Lifecycle, bool) {
+	l, ok := c.lifecycle[line][name]
+	return l, ok
+}
+
+// ExposedIn reports whether a server of the release line at release
+// exposes the metric by default: appeared, not hidden, not removed.
+func (c *Catalog) ExposedIn(line, name, release string) bool {
+	l, ok := c.lifecycle[line][name]
+	if !ok {
+		return true
+	}
+	if l.Since != "" && CompareReleases(release, l.Since) < 0 {
+		return false
+	}
+	if l.Hidden != "" && CompareReleases(release, l.Hidden) >= 0 {
+		return false
+	}
+	if l.Removed != "" && CompareReleases(release, l.Removed) >= 0 {
+		return false
+	}
+	return true
+}
+
+// CompareReleases compares dotted release numbers numerically: 0.9 < 0.10.
+// Non-numeric parts compare as text.
+func CompareReleases(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y string
+		if i < len(as) {
+			x = as[i]
+		}
+		if i < len(bs) {
+			y = bs[i]
+		}
+		xi, errx := strconv.Atoi(x)
+		yi, erry := strconv.Atoi(y)
+		if x == "" {
+			xi, errx = 0, nil
+		}
+		if y == "" {
+			yi, erry = 0, nil
+		}
+		if errx == nil && erry == nil {
+			if xi != yi {
+				return xi - yi
+			}
+			continue
+		}
+		if d := strings.Compare(x, y); d != 0 {
+			return d
+		}
+	}
+	return 0
+}
