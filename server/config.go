@@ -121,6 +121,12 @@ type PrometheusDatasource struct {
 	// CombineQueries sends the alerting rules of a group together, up to
 	// ten to a query (engine.Options.CombineQueries). Default true.
 	CombineQueries bool
+	// ExternalURL is the datasource's own UI, the base of the alerts'
+	// generatorURL ({external_url}/graph?g0.expr=…). Default URL.
+	ExternalURL *url.URL
+	// GeneratorURLTemplate, when set, writes each alert's generatorURL
+	// instead (e.g. Grafana Explore): see generator.go.
+	GeneratorURLTemplate string
 }
 
 // EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
@@ -253,6 +259,8 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 						field{"url", d.httpURL(&ds.Prometheus.URL)},
 						field{"timeout", d.duration(&ds.Prometheus.Timeout, false)},
 						field{"combine_queries", d.boolean(&ds.Prometheus.CombineQueries)},
+						field{"external_url", d.httpURL(&ds.Prometheus.ExternalURL)},
+						field{"generator_url_template", d.generatorTemplate(&ds.Prometheus.GeneratorURLTemplate)},
 						field{"http_config", func(n *yaml.Node, key string) {
 							d.httpClientConfig(n, key, dir, &ds.Prometheus.HTTPConfig)
 						}},

@@ -7,9 +7,11 @@ import (
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/packs"
 )
@@ -25,6 +27,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		EvaluationInterval:  cfg.Global.EvaluationInterval,
 		ResendDelay:         cfg.Global.ResendDelay,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
+		GeneratorURL:        generatorURL(cfg),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
@@ -55,6 +58,8 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			return nil, err
 		}
 		a.emb = emb
+		a.queryEngine = emb.QueryEngine(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		a.ranges = backtest.NewQueryable(a.queryEngine, emb.Queryable())
 		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
 		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
@@ -66,6 +71,9 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		opts.Datasource = remote
 		opts.DatasourceName = remote.String()
+		if rr, err := backtest.NewRemote(engine.RemoteOptions{URL: p.URL.String(), Timeout: p.Timeout, HTTPConfig: p.HTTPConfig}); err == nil {
+			a.ranges = rr
+		}
 		opts.CombineQueries = p.CombineQueries
 	}
 	eng, err := engine.New(opts)
@@ -84,6 +92,10 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 type engineAdapter struct {
 	eng *engine.Engine
 	emb *embedded.Embedded // nil with a remote datasource
+	// ranges answers /graph's range queries; queryEngine is the embedded
+	// mode's PromQL engine (nil with a remote datasource).
+	ranges      backtest.Source
+	queryEngine *promql.Engine
 }
 
 func (a *engineAdapter) Run(ctx context.Context) error {
