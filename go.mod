@@ -15,6 +15,7 @@ require (
 	github.com/prometheus/prometheus v0.316.0
 	github.com/rogpeppe/go-internal v1.14.1
 	github.com/slack-go/slack v0.36.0
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v2 v2.4.4
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.58.0
