@@ -215,7 +215,9 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		d.Alerts = append(d.Alerts, s.uiAlert(v, d.ExternalURL))
 	}
 	d.Firing, d.Pending = d.Counts["firing"], d.Counts["pending"]
-	slices.SortFunc(d.SeverityValues, func(a, b string) int { return cmp.Or(cmp.Compare(severityRank(a), severityRank(b)), strings.Compare(a, b)) })
+	slices.SortFunc(d.SeverityValues, func(a, b string) int {
+		return cmp.Or(cmp.Compare(severityRank(a), severityRank(b)), strings.Compare(a, b))
+	})
 	slices.Sort(d.ServerValues)
 	d.AlertGroups = groupUIAlerts(d.Alerts)
 	if s.notifier != nil {
