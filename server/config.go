@@ -135,6 +135,18 @@ type EmbeddedDatasource struct {
 	ScrapeInterval time.Duration
 	Retention      time.Duration
 	ScrapeConfigs  []ScrapeConfig
+	// Query limits the PromQL engine of the rules and of the query API
+	// (datasource.embedded.query); zero values take Prometheus's
+	// defaults (2m, 50000000 samples, 5m).
+	Query QueryLimits
+}
+
+// QueryLimits are Prometheus's --query.timeout, --query.max-samples and
+// --query.lookback-delta.
+type QueryLimits struct {
+	Timeout       time.Duration
+	MaxSamples    int
+	LookbackDelta time.Duration
 }
 
 // ScrapeConfig is the subset of Prometheus's scrape_config that the
@@ -588,6 +600,13 @@ func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
 	d.mapping(n, key,
 		field{"scrape_interval", d.duration(&dst.ScrapeInterval, false)},
 		field{"retention", d.duration(&dst.Retention, false)},
+		field{"query", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"timeout", d.duration(&dst.Query.Timeout, false)},
+				field{"max_samples", d.positiveInt(&dst.Query.MaxSamples)},
+				field{"lookback_delta", d.duration(&dst.Query.LookbackDelta, false)},
+			)
+		}},
 		field{"scrape_configs", d.list(func(n *yaml.Node, key string) {
 			sc := ScrapeConfig{MetricsPath: DefaultMetricsPath, Scheme: DefaultScheme}
 			d.mapping(n, key,

@@ -58,9 +58,15 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			return nil, err
 		}
 		a.emb = emb
-		a.queryEngine = emb.QueryEngine(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		qo := embedded.QueryOptions{
+			EvaluationInterval: cfg.Global.EvaluationInterval,
+			Timeout:            e.Query.Timeout,
+			MaxSamples:         e.Query.MaxSamples,
+			LookbackDelta:      e.Query.LookbackDelta,
+		}
+		a.queryEngine = emb.QueryEngine(qo)
 		a.ranges = backtest.NewQueryable(a.queryEngine, emb.Queryable())
-		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		opts.Datasource = emb.Datasource(qo)
 		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
 	default:
