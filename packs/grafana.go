@@ -330,7 +330,10 @@ func GrafanaDashboard(r *Rendered) (*Dashboard, error) {
 		for _, s := range ss {
 			p := timeseries(nextID(), s.title, s.unit, nil)
 			for i, e := range s.exprs {
-				expr, err := scope(e[0], true)
+				expr, err := zeroWhenNone(e[0])
+				if err == nil {
+					expr, err = scope(expr, true)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("pack %s: panel %q: %w", r.Pack.Name, s.title, err)
 				}
@@ -359,6 +362,10 @@ func GrafanaDashboard(r *Rendered) (*Dashboard, error) {
 				charted, op = th.LHS, th.Op
 				v := th.Value
 				threshold = &v
+			}
+			charted, err := zeroWhenNone(charted)
+			if err != nil {
+				return nil, fmt.Errorf("pack %s: alert %s: %w", r.Pack.Name, rule.Name(), err)
 			}
 			expr, err := scope(charted, false)
 			if err != nil {
@@ -484,7 +491,7 @@ func scopeExpr(expr, instance, model string, rateInterval bool) (string, error) 
 			vs.LabelMatchers = append(vs.LabelMatchers, labels.MustNewMatcher(labels.MatchRegexp, name, "$"+name))
 		}
 		add(instance)
-		if model != "" {
+		if model != "" && modelSeries(vs.Name) {
 			add(model)
 		}
 		return nil
@@ -494,6 +501,49 @@ func scopeExpr(expr, instance, model string, rateInterval bool) (string, error) 
 		out = strings.ReplaceAll(out, "[5m]", "[$__rate_interval]")
 	}
 	return out, nil
+}
+
+// zeroWhenNone charts a ratio whose numerator has no series (no error
+// yet) as 0 rather than as a gap: A / B becomes (A or B * 0) / B, the
+// usual idiom, which keeps A's labels where A has series.
+func zeroWhenNone(expr string) (string, error) {
+	ast, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return "", err
+	}
+	e := ast
+	for {
+		p, ok := e.(*parser.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.Expr
+	}
+	b, ok := e.(*parser.BinaryExpr)
+	if !ok || b.Op != parser.DIV || b.VectorMatching != nil && (b.VectorMatching.Card != parser.CardOneToOne || len(b.VectorMatching.MatchingLabels) > 0) {
+		return expr, nil
+	}
+	if b.LHS.Type() != parser.ValueTypeVector || b.RHS.Type() != parser.ValueTypeVector {
+		return expr, nil
+	}
+	zero := &parser.BinaryExpr{Op: parser.MUL, LHS: b.RHS, RHS: &parser.NumberLiteral{Val: 0}}
+	b.LHS = &parser.ParenExpr{Expr: &parser.BinaryExpr{
+		Op: parser.LOR, LHS: b.LHS, RHS: zero,
+		VectorMatching: &parser.VectorMatching{Card: parser.CardManyToMany},
+	}}
+	return e.String(), nil
+}
+
+// modelSeries reports whether a metric is the server's own, which carries
+// the model label (up and the HTTP middleware's http_requests_total do
+// not: a model matcher would hide them once a model is chosen).
+func modelSeries(name string) bool {
+	for _, p := range []string{"vllm:", "sglang:", "nv_inference_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstMetric is a metric of the pack's, for the variables' label_values.
