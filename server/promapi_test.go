@@ -134,9 +134,9 @@ func TestPromAPIEmbedded(t *testing.T) {
 
 	// Bad input: 400 with Prometheus's error shape; limits apply.
 	for q, want := range map[string]int{
-		"/api/v1/query?query=" + url.QueryEscape("sum(("):                                       http.StatusBadRequest,
-		"/api/v1/query_range?query=up&start=10&end=1&step=1":                                     http.StatusBadRequest,
-		"/api/v1/query_range?query=up&start=0&end=100000000&step=1":                              http.StatusBadRequest,
+		"/api/v1/query?query=" + url.QueryEscape("sum(("):                                          http.StatusBadRequest,
+		"/api/v1/query_range?query=up&start=10&end=1&step=1":                                       http.StatusBadRequest,
+		"/api/v1/query_range?query=up&start=0&end=100000000&step=1":                                http.StatusBadRequest,
 		"/api/v1/query?query=" + url.QueryEscape(`count_over_time({job="vllm"}[1h])`) + "&limit=x": http.StatusBadRequest,
 	} {
 		code, body := getBody(t, base+q)
