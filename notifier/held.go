@@ -3,7 +3,6 @@ package notifier
 import (
 	"context"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/prometheus/alertmanager/alert"
@@ -19,9 +18,11 @@ import (
 // /api/v2/alerts), with what the routing tree, the silences and the
 // inhibition rules make of it now.
 type HeldAlert struct {
-	Fingerprint  string
-	Labels       labels.Labels
-	Annotations  labels.Labels
+	Fingerprint string
+	Labels      labels.Labels
+	// Annotations are the alert's, as stored: read them, do not change
+	// them.
+	Annotations  model.LabelSet
 	StartsAt     time.Time
 	EndsAt       time.Time
 	UpdatedAt    time.Time
@@ -39,8 +40,8 @@ type HeldAlert struct {
 	Stale bool
 }
 
-// HeldAlerts returns the unresolved alerts the notifier holds, by
-// fingerprint, with their silenced and inhibited state computed as
+// HeldAlerts returns the unresolved alerts the notifier holds, in no
+// particular order, with their silenced and inhibited state computed as
 // Alertmanager's API computes it (the silencer and the inhibitor, asked
 // now).
 func (n *Notifier) HeldAlerts(ctx context.Context) []HeldAlert {
@@ -65,7 +66,6 @@ func (n *Notifier) HeldAlerts(ctx context.Context) []HeldAlert {
 		}
 		out = append(out, n.held(ctx, a, route, inhib))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Fingerprint < out[j].Fingerprint })
 	return out
 }
 
@@ -74,7 +74,7 @@ func (n *Notifier) held(ctx context.Context, a *alert.Alert, route *dispatch.Rou
 	h := HeldAlert{
 		Fingerprint:  fp.String(),
 		Labels:       fromLabelSet(a.Labels),
-		Annotations:  fromLabelSet(a.Annotations),
+		Annotations:  a.Annotations,
 		StartsAt:     a.StartsAt,
 		EndsAt:       a.EndsAt,
 		UpdatedAt:    a.UpdatedAt,

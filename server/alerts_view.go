@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	amlabels "github.com/prometheus/alertmanager/pkg/labels"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
 
@@ -48,10 +50,12 @@ type viewAlert struct {
 	Source                 string
 	Labels                 labels.Labels // all of them
 	Annotations            labels.Labels
+	rawAnnotations         model.LabelSet // the notifier's, when Annotations is empty
 	ActiveAt               time.Time
 	Value                  string // "" when unknown (alerts from elsewhere)
 	Receivers              []string
-	Group                  string // the notification group: receiver and group labels
+	receiver               string        // of the notification group
+	groupLabels            labels.Labels // of the notification group
 	GeneratorURL           string
 	SilencedBy             []string
 	InhibitedBy            []string
@@ -61,11 +65,20 @@ type viewAlert struct {
 // severity, name and labels.
 func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 	ext := s.Config().Global.ExternalLabels
-	byKey := map[string]*viewAlert{}
+	byKey := map[uint64][]*viewAlert{}
 	var out []*viewAlert
 	add := func(v *viewAlert) {
-		byKey[v.Labels.String()] = v
+		h := v.Labels.Hash()
+		byKey[h] = append(byKey[h], v)
 		out = append(out, v)
+	}
+	find := func(ls labels.Labels) *viewAlert {
+		for _, v := range byKey[ls.Hash()] {
+			if labels.Equal(v.Labels, ls) {
+				return v
+			}
+		}
+		return nil
 	}
 	for _, g := range s.engine().RuleGroups() {
 		for _, rule := range g.AlertingRules() {
@@ -89,7 +102,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 	if b, ok := s.engine().(builtinLister); ok {
 		for _, a := range b.BuiltinAlerts() {
 			lbls := withExternal(a.Labels, ext)
-			if byKey[lbls.String()] != nil {
+			if find(lbls) != nil {
 				continue
 			}
 			add(&viewAlert{
@@ -100,7 +113,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 	}
 	if hl, ok := s.notifier.(heldLister); ok && s.notifier != nil {
 		for _, h := range hl.HeldAlerts(ctx) {
-			v := byKey[h.Labels.String()]
+			v := find(h.Labels)
 			if v == nil {
 				src := sourceAPI
 				if strings.HasPrefix(h.Labels.Get(labels.AlertName), "Paged") && h.GeneratorURL == s.Config().Global.ExternalURL.String() {
@@ -108,7 +121,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 				}
 				v = &viewAlert{
 					State: "firing", Stale: h.Stale, Source: src, Labels: h.Labels,
-					Annotations: h.Annotations, ActiveAt: h.StartsAt, GeneratorURL: h.GeneratorURL,
+					rawAnnotations: h.Annotations, ActiveAt: h.StartsAt, GeneratorURL: h.GeneratorURL,
 				}
 				add(v)
 			}
@@ -123,7 +136,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 				}
 			}
 			if len(h.Receivers) > 0 {
-				v.Group = h.Receivers[0] + " " + h.GroupLabels.String()
+				v.receiver, v.groupLabels = h.Receivers[0], h.GroupLabels
 			}
 		}
 	}
@@ -132,8 +145,24 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 		v.Severity = v.Labels.Get("severity")
 		v.Server = v.Labels.Get("server")
 	}
-	slices.SortStableFunc(out, compareViewAlerts)
+	slices.SortFunc(out, compareViewAlerts)
 	return out
+}
+
+// group names the notification group: the receiver and the group labels.
+func (v *viewAlert) group() string {
+	if v.receiver == "" {
+		return ""
+	}
+	return v.receiver + " " + v.groupLabels.String()
+}
+
+// annotation returns an annotation's value.
+func (v *viewAlert) annotation(name string) string {
+	if v.rawAnnotations != nil {
+		return string(v.rawAnnotations[model.LabelName(name)])
+	}
+	return v.Annotations.Get(name)
 }
 
 // withExternal adds the external labels an alert is sent with (its own
@@ -193,10 +222,33 @@ type alertFilter struct {
 	States, Severities, Servers []string
 	Filter                      string
 	matchers                    []*amlabels.Matcher
+	// Offset and Limit page the list (offset, limit): an on-call reads
+	// the first few hundred, sorted worst first; the counts cover all.
+	Offset, Limit int
 }
 
+// Alerts per page, by default and at most.
+const (
+	defaultAlertsPerPage = 500
+	maxAlertsPerPage     = 5000
+)
+
 func parseAlertFilter(q url.Values) (*alertFilter, error) {
-	f := &alertFilter{Filter: strings.TrimSpace(q.Get("filter"))}
+	f := &alertFilter{Filter: strings.TrimSpace(q.Get("filter")), Limit: defaultAlertsPerPage}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > maxAlertsPerPage {
+			return f, fmt.Errorf("invalid limit %q: want 1 to %d alerts per page", v, maxAlertsPerPage)
+		}
+		f.Limit = n
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, fmt.Errorf("invalid offset %q: want a number of alerts to skip", v)
+		}
+		f.Offset = n
+	}
 	for _, v := range q["state"] {
 		if v == "" {
 			continue
@@ -260,6 +312,23 @@ func (f *alertFilter) match(v *viewAlert) bool {
 		}
 	}
 	return true
+}
+
+// setPages links the previous and next pages of the list, keeping the
+// filter.
+func (d *uiData) setPages(q url.Values) {
+	f := d.Filter
+	link := func(offset int) string {
+		q := maps.Clone(q)
+		q.Set("offset", strconv.Itoa(offset))
+		return "?" + q.Encode()
+	}
+	if f.Offset > 0 {
+		d.PrevHref = link(max(0, f.Offset-f.Limit))
+	}
+	if f.Offset+f.Limit < d.Matching {
+		d.NextHref = link(f.Offset + f.Limit)
+	}
 }
 
 // graphLink is the link to a rule's graph: paged's own /graph, relative

@@ -61,7 +61,7 @@ func (s *Server) addInstances(r *http.Request, v *runbookView, file string) {
 	runbook := "runbooks/" + strings.TrimSuffix(file, ".md")
 	ext := s.Config().Global.ExternalURL.String()
 	for _, a := range s.collectAlerts(r.Context()) {
-		link := strings.TrimSuffix(s.uiRunbookLink(a.Annotations.Get("runbook_url")), ".md")
+		link := strings.TrimSuffix(s.uiRunbookLink(a.annotation("runbook_url")), ".md")
 		if a.Name != v.Alert && !strings.HasSuffix(link, runbook) {
 			continue
 		}

@@ -71,6 +71,10 @@ type uiData struct {
 
 	Alerts          []uiAlert
 	AlertGroups     []uiAlertGroup
+	// Matching counts the alerts the filter selects; the page shows
+	// Limit of them from Offset, and links the others.
+	Matching           int
+	PrevHref, NextHref string
 	Firing, Pending int
 	Total           int
 	Counts          map[string]int // by state, and "stale"
@@ -212,8 +216,13 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		if ferr == nil && !filter.match(v) {
 			continue
 		}
+		d.Matching++
+		if d.Matching <= filter.Offset || d.Matching > filter.Offset+filter.Limit {
+			continue // another page's
+		}
 		d.Alerts = append(d.Alerts, s.uiAlert(v, d.ExternalURL))
 	}
+	d.setPages(r.URL.Query())
 	d.Firing, d.Pending = d.Counts["firing"], d.Counts["pending"]
 	slices.SortFunc(d.SeverityValues, func(a, b string) int {
 		return cmp.Or(cmp.Compare(severityRank(a), severityRank(b)), strings.Compare(a, b))
@@ -266,17 +275,17 @@ func (s *Server) uiAlert(a *viewAlert, external string) uiAlert {
 		Name:        a.Name,
 		State:       a.State,
 		Severity:    a.Severity,
-		Summary:     a.Annotations.Get("summary"),
-		Description: a.Annotations.Get("description"),
+		Summary:     a.annotation("summary"),
+		Description: a.annotation("description"),
 		Value:       a.Value,
 		Stale:       a.Stale,
 		Source:      a.Source,
 		Receivers:   strings.Join(a.Receivers, ", "),
-		Group:       a.Group,
+		Group:       a.group(),
 		SilencedBy:  a.SilencedBy,
 		InhibitedBy: a.InhibitedBy,
 		ActiveAt:    a.ActiveAt,
-		Runbook:     s.uiRunbookLink(a.Annotations.Get("runbook_url")),
+		Runbook:     s.uiRunbookLink(a.annotation("runbook_url")),
 		GraphHref:   uiGraphLink(a.GeneratorURL),
 		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
 		Amtool:      amtoolCommand(external, a.Labels),
