@@ -65,7 +65,11 @@ type Config struct {
 	// file order.
 	Packs          []*PackConfig
 	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
-	Storage        StorageConfig
+	// GrafanaURL, when set, is where the packs' dashboards (paged export
+	// --format grafana) are imported: the packs' alerts get a
+	// dashboard_url annotation that opens their panel.
+	GrafanaURL *url.URL
+	Storage    StorageConfig
 	Web            WebConfig
 	// Cluster is the cluster: block: gossip with the other instance of an
 	// HA pair. Disabled unless cluster.listen_address is set.
@@ -291,6 +295,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 			packsNode = n
 			d.packsBlock(n, key, dir, cfg)
 		}},
+		field{"grafana_url", d.httpURL(&cfg.GrafanaURL)},
 		field{"runbook_base_url", func(n *yaml.Node, key string) {
 			if v, ok := d.scalar(n, key); ok && v == "" {
 				return // empty: serve runbooks ourselves

@@ -130,6 +130,9 @@ func (c *Config) PackSources() []engine.RuleSource {
 	out := make([]engine.RuleSource, 0, len(c.Packs))
 	for _, p := range c.Packs {
 		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
+		if c.GrafanaURL != nil {
+			addDashboardURLs(src.Groups, p.Rendered, c.GrafanaURL)
+		}
 		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
 			for _, m := range ms {
 				src.KeepLabels = append(src.KeepLabels, m.Name)
