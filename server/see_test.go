@@ -326,6 +326,16 @@ func TestSeeRemoteMode(t *testing.T) {
 		t.Errorf("state=stale lists %v, want the rule's alert kept stale", got)
 	}
 	screenshot(t, "alerts-datasource-down", base+"/")
+
+	// The status page tells why.
+	_, st := getBody(t, base+"/status")
+	doc = parseHTML(t, st)
+	if ds := text(findByID(doc, "datasource")); !strings.Contains(ds, "down since") || !strings.Contains(ds, "connection refused") || !strings.Contains(ds, prom.URL) {
+		t.Errorf("status page's datasource = %q", ds)
+	}
+	if rf := text(findByID(doc, "rule-files")); !strings.Contains(rf, "see.rules.yaml") {
+		t.Errorf("status page's rule files = %q", rf)
+	}
 }
 
 // TestSeeEmbeddedMode: paged scrapes the simulator itself. A delivered
