@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/dispatch"
-	"github.com/prometheus/alertmanager/inhibit"
 	"github.com/prometheus/alertmanager/marker"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -48,13 +47,21 @@ func (n *Notifier) HeldAlerts(ctx context.Context) []HeldAlert {
 	n.mu.Lock()
 	conf, inhib := n.conf, n.inhib
 	n.mu.Unlock()
-	var route *dispatch.Route
-	if conf != nil && conf.am != nil && conf.am.Route != nil {
-		route = dispatch.NewRoute(conf.am.Route, nil)
-	}
 	now := time.Now()
 	it := n.alerts.GetPending()
 	defer it.Close()
+
+	n.heldMu.Lock()
+	defer n.heldMu.Unlock()
+	prev := n.heldCache
+	if conf != n.heldConf { // a reload: other routes
+		prev, n.heldConf = nil, conf
+		n.heldRoute = nil
+		if conf != nil && conf.am != nil && conf.am.Route != nil {
+			n.heldRoute = dispatch.NewRoute(conf.am.Route, nil)
+		}
+	}
+	n.heldCache = make(map[model.Fingerprint]*heldStatic, len(prev))
 	var out []HeldAlert
 	for pa := range it.Next() {
 		if pa == nil || pa.Data == nil {
@@ -64,54 +71,69 @@ func (n *Notifier) HeldAlerts(ctx context.Context) []HeldAlert {
 		if a.ResolvedAt(now) {
 			continue
 		}
-		out = append(out, n.held(ctx, a, route, inhib))
+		// An alert's labels are its identity (the fingerprint is their
+		// hash), and its route depends on them only: work them out once,
+		// not at every request.
+		fp := a.Fingerprint()
+		st, ok := prev[fp]
+		if !ok {
+			st = newHeldStatic(a, n.heldRoute)
+		}
+		n.heldCache[fp] = st
+		h := HeldAlert{
+			Fingerprint: st.fingerprint, Labels: st.labels, Annotations: a.Annotations,
+			StartsAt: a.StartsAt, EndsAt: a.EndsAt, UpdatedAt: a.UpdatedAt, GeneratorURL: a.GeneratorURL,
+			Receivers: st.receivers, GroupBy: st.groupBy, GroupLabels: st.groupLabels,
+			Stale: n.stale.get(fp),
+		}
+		var c collector
+		mctx := marker.WithContext(ctx, &c)
+		if inhib != nil {
+			inhib.Mutes(mctx, a.LabelSet())
+		}
+		n.silencer.Mutes(mctx, a.LabelSet())
+		h.SilencedBy, h.InhibitedBy = c.silencedBy, c.inhibitedBy
+		out = append(out, h)
 	}
 	return out
 }
 
-func (n *Notifier) held(ctx context.Context, a *alert.Alert, route *dispatch.Route, inhib *inhibit.Inhibitor) HeldAlert {
-	fp := a.Fingerprint()
-	h := HeldAlert{
-		Fingerprint:  fp.String(),
-		Labels:       fromLabelSet(a.Labels),
-		Annotations:  a.Annotations,
-		StartsAt:     a.StartsAt,
-		EndsAt:       a.EndsAt,
-		UpdatedAt:    a.UpdatedAt,
-		GeneratorURL: a.GeneratorURL,
-		Stale:        n.stale.get(fp),
+// heldStatic is what does not change while an alert is held: its labels
+// and where the routing tree sends it.
+type heldStatic struct {
+	fingerprint string
+	labels      labels.Labels
+	receivers   []string
+	groupBy     []string
+	groupLabels labels.Labels
+}
+
+func newHeldStatic(a *alert.Alert, route *dispatch.Route) *heldStatic {
+	st := &heldStatic{fingerprint: a.Fingerprint().String(), labels: fromLabelSet(a.Labels)}
+	if route == nil {
+		return st
 	}
-	if route != nil {
-		for i, r := range route.Match(a.Labels) {
-			h.Receivers = append(h.Receivers, r.RouteOpts.Receiver)
-			if i > 0 {
-				continue
-			}
-			b := labels.NewScratchBuilder(len(r.RouteOpts.GroupBy))
-			for name := range r.RouteOpts.GroupBy {
-				h.GroupBy = append(h.GroupBy, string(name))
-				if v, ok := a.Labels[name]; ok {
-					b.Add(string(name), string(v))
-				}
-			}
-			if r.RouteOpts.GroupByAll {
-				h.GroupBy = []string{"..."}
-				h.GroupLabels = h.Labels
-			} else {
-				slices.Sort(h.GroupBy)
-				b.Sort()
-				h.GroupLabels = b.Labels()
+	for i, r := range route.Match(a.Labels) {
+		st.receivers = append(st.receivers, r.RouteOpts.Receiver)
+		if i > 0 {
+			continue
+		}
+		if r.RouteOpts.GroupByAll {
+			st.groupBy, st.groupLabels = []string{"..."}, st.labels
+			continue
+		}
+		b := labels.NewScratchBuilder(len(r.RouteOpts.GroupBy))
+		for name := range r.RouteOpts.GroupBy {
+			st.groupBy = append(st.groupBy, string(name))
+			if v, ok := a.Labels[name]; ok {
+				b.Add(string(name), string(v))
 			}
 		}
+		slices.Sort(st.groupBy)
+		b.Sort()
+		st.groupLabels = b.Labels()
 	}
-	var c collector
-	mctx := marker.WithContext(ctx, &c)
-	if inhib != nil {
-		inhib.Mutes(mctx, a.LabelSet())
-	}
-	n.silencer.Mutes(mctx, a.LabelSet())
-	h.SilencedBy, h.InhibitedBy = c.silencedBy, c.inhibitedBy
-	return h
+	return st
 }
 
 func fromLabelSet(ls model.LabelSet) labels.Labels {
