@@ -41,3 +41,33 @@ rule_files: []
 		}
 	}
 }
+
+// The new keys are shown by /api/v1/status/config, their secrets redacted.
+func TestRedactedShowsGraphKeys(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`datasource:
+  type: embedded
+  embedded:
+    query: {timeout: 30s, max_samples: 1000}
+    scrape_configs: [{job_name: vllm, static_configs: [{targets: ['127.0.0.1:8000']}]}]
+grafana_url: "https://admin:hunter2@grafana.example"
+rule_files: []
+`), "/tmp/paged.yaml", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := cfg.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"timeout: 30s", "max_samples: 1000", "grafana_url: https://admin:xxxxx@grafana.example"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("redacted config lacks %q:\n%s", want, y)
+		}
+	}
+	if strings.Contains(y, "hunter2") {
+		t.Errorf("a password in the redacted config:\n%s", y)
+	}
+	if _, err := ParseConfig([]byte(y), "/tmp/paged.yaml", nil); err != nil {
+		t.Errorf("the redacted config does not load: %v", err)
+	}
+}
