@@ -142,6 +142,11 @@ func alertRows(t *testing.T, dom string) map[string][2]string {
 // directory and fails when the picture is blank (one colour) or missing.
 func screenshot(t *testing.T, name, target string) image.Image {
 	t.Helper()
+	return screenshotSized(t, name, target, "1280,1400")
+}
+
+func screenshotSized(t *testing.T, name, target, size string) image.Image {
+	t.Helper()
 	bin := testbin.Require(t, "chromium")
 	file := filepath.Join(t.ArtifactDir(), name+".png")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -149,7 +154,7 @@ func screenshot(t *testing.T, name, target string) image.Image {
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--no-first-run", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000",
-		"--window-size=1280,1400", "--screenshot="+file, target)
+		"--window-size="+size, "--screenshot="+file, target)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -404,4 +409,6 @@ func TestSeeEmbeddedMode(t *testing.T) {
 	}
 	screenshot(t, "runbook", base+"/runbooks/vllm/VLLMKVCacheSaturated")
 	screenshot(t, "alerts-embedded", base+"/")
+	// On a phone the rows stack (no table header), still readable.
+	screenshotSized(t, "alerts-phone", base+"/", "390,844")
 }

@@ -86,7 +86,7 @@ func BenchmarkAlertsPage(b *testing.B) {
 				size, body = rec.Body.Len(), rec.Body.String()
 			}
 			// Every alert is counted; the first page's are listed.
-			if !strings.Contains(body, fmt.Sprintf("%d alerts in all", n)) || strings.Count(body, `<tr class="alert `) == 0 {
+			if !strings.Contains(body, fmt.Sprintf("of %d alerts", n)) || strings.Count(body, `<tr class="alert `) == 0 {
 				b.Fatalf("the page does not hold the %d alerts:\n%.2000s", n, body)
 			}
 			b.ReportMetric(float64(size)/1024, "KiB/page")
