@@ -108,6 +108,10 @@ rule_files: [see.rules.yaml]
 storage: {path: state}
 notifier:
   route: {receiver: hook, group_by: [alertname], group_wait: 0s, group_interval: 1s, repeat_interval: 1h}
+  inhibit_rules:
+    - source_matchers: [alertname="ExternalGPUHot"]
+      target_matchers: [alertname="ExternalGPUCold"]
+      equal: [server]
   receivers:
     - name: hook
       webhook_configs: [{url: %q}]
@@ -214,8 +218,9 @@ func postAlert(t *testing.T, base string, body string) {
 
 // TestSeeRemoteMode: paged against Debian's Prometheus. A delivered
 // alert's generatorURL is Prometheus's own graph page and answers 200
-// there; the alerts page lists paged's rule alert, a pending one, one
-// posted to /api/v2/alerts and, once Prometheus is gone,
+// there (Slack's Source button is the generatorURL: notifier's tests). The
+// alerts page lists paged's rule alert, a pending one, alerts posted to
+// /api/v2/alerts (one of them inhibited) and, once Prometheus is gone,
 // PagedDatasourceDown; filters narrow it; a silence made from a row's
 // matchers shows the alert as silenced.
 func TestSeeRemoteMode(t *testing.T) {
@@ -252,11 +257,12 @@ func TestSeeRemoteMode(t *testing.T) {
 		return code == http.StatusOK && strings.Contains(page, "<polyline") && strings.Contains(page, `instance=`)
 	})
 
-	postAlert(t, base, `[{"labels":{"alertname":"ExternalGPUHot","severity":"critical","server":"dcgm","gpu":"3"},"annotations":{"summary":"from Prometheus"},"generatorURL":"http://prom.example/graph?g0.expr=DCGM_FI_DEV_GPU_TEMP"}]`)
+	postAlert(t, base, `[{"labels":{"alertname":"ExternalGPUHot","severity":"critical","server":"dcgm","gpu":"3"},"annotations":{"summary":"from Prometheus"},"generatorURL":"http://prom.example/graph?g0.expr=DCGM_FI_DEV_GPU_TEMP"},
+		{"labels":{"alertname":"ExternalGPUCold","severity":"info","server":"dcgm","gpu":"4"},"annotations":{"summary":"inhibited by ExternalGPUHot"}}]`)
 	var rows map[string][2]string
 	waitFor(t, "the alerts page lists every alert", 30*time.Second, func() bool {
 		rows = alertRows(t, chromiumDOM(t, base+"/"))
-		return rows["SeeKVCacheUsed"][0] == "firing" && rows["SeeQueueSlow"][0] == "pending" && rows["ExternalGPUHot"][0] == "firing"
+		return rows["SeeKVCacheUsed"][0] == "firing" && rows["SeeQueueSlow"][0] == "pending" && rows["ExternalGPUHot"][0] == "firing" && rows["ExternalGPUCold"][0] == "inhibited"
 	})
 	if rows["SeeKVCacheUsed"][1] != sourceRule || rows["ExternalGPUHot"][1] != sourceAPI {
 		t.Errorf("sources = %v", rows)
@@ -266,6 +272,7 @@ func TestSeeRemoteMode(t *testing.T) {
 	// Filters narrow the list, by state, by matchers, by severity.
 	for q, want := range map[string]string{
 		"state=pending":                          "SeeQueueSlow",
+		"state=inhibited":                        "ExternalGPUCold",
 		"filter=" + url.QueryEscape(`{gpu="3"}`): "ExternalGPUHot",
 		"severity=warning":                       "SeeKVCacheUsed",
 		"server=dcgm&state=firing":               "ExternalGPUHot",
