@@ -70,7 +70,7 @@ type Config struct {
 	// dashboard_url annotation that opens their panel.
 	GrafanaURL *url.URL
 	Storage    StorageConfig
-	Web            WebConfig
+	Web        WebConfig
 	// Cluster is the cluster: block: gossip with the other instance of an
 	// HA pair. Disabled unless cluster.listen_address is set.
 	Cluster ClusterConfig

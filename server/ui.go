@@ -69,16 +69,16 @@ type uiData struct {
 	AuthRequired bool
 	Notifier     bool
 
-	Alerts          []uiAlert
-	AlertGroups     []uiAlertGroup
+	Alerts      []uiAlert
+	AlertGroups []uiAlertGroup
 	// Matching counts the alerts the filter selects; the page shows
 	// Limit of them from Offset, and links the others.
 	Matching           int
 	PrevHref, NextHref string
-	Firing, Pending int
-	Total           int
-	Counts          map[string]int // by state, and "stale"
-	Groups          []uiGroup
+	Firing, Pending    int
+	Total              int
+	Counts             map[string]int // by state, and "stale"
+	Groups             []uiGroup
 
 	// The filter form: what is selected, and the values to offer.
 	Filter                       *alertFilter
