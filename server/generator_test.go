@@ -14,6 +14,8 @@ func TestGeneratorURL(t *testing.T) {
 			"https://prom.example/sub/graph?g0.expr=max%28vllm%3Akv_cache_usage_perc%29+%3E+0.9&g0.tab=1"},
 		{"remote: a template for Grafana Explore", `datasource: {prometheus: {url: "http://prom.internal:9090", generator_url_template: 'https://grafana.example/explore?expr={{ .Expr | urlquery }}&ds={{ .DatasourceURL | urlquery }}'}}`,
 			"https://grafana.example/explore?expr=max%28vllm%3Akv_cache_usage_perc%29+%3E+0.9&ds=http%3A%2F%2Fprom.internal%3A9090"},
+		{"remote: Grafana Explore as docs/configuration.md writes it", `datasource: {prometheus: {url: "http://prom.internal:9090", generator_url_template: 'https://grafana.example/explore?left={{ printf "{\"queries\":[{\"expr\":%q}]}" .Expr | urlquery }}'}}`,
+			"https://grafana.example/explore?left=%7B%22queries%22%3A%5B%7B%22expr%22%3A%22max%28vllm%3Akv_cache_usage_perc%29+%3E+0.9%22%7D%5D%7D"},
 		{"embedded: paged's /graph", "global: {external_url: 'https://paged.example/'}\ndatasource:\n  type: embedded\n  embedded: {scrape_configs: [{job_name: vllm, static_configs: [{targets: ['127.0.0.1:8000']}]}]}",
 			"https://paged.example/graph?g0.expr=max%28vllm%3Akv_cache_usage_perc%29+%3E+0.9&g0.tab=1"},
 	} {

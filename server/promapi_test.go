@@ -127,6 +127,21 @@ func TestPromAPIEmbedded(t *testing.T) {
 		t.Errorf("buildinfo = %+v, %v", bi, err)
 	}
 
+	// The label names of the simulator's series are the same on both.
+	var nameSets [2][]string
+	for i, c := range []promv1.API{paged, real} {
+		ns, _, _, err := c.LabelNames(ctx, []string{`{job="vllm", __name__=~"vllm:.*"}`}, at.Add(-time.Minute), at)
+		if err != nil {
+			t.Fatalf("labels: %v", err)
+		}
+		for _, n := range ns {
+			nameSets[i] = append(nameSets[i], string(n))
+		}
+	}
+	if !slices.Equal(nameSets[0], nameSets[1]) || len(nameSets[0]) < 4 {
+		t.Errorf("label names: paged %v, Prometheus %v", nameSets[0], nameSets[1])
+	}
+
 	// paged's own endpoints under /api/v1 stay paged's.
 	if _, body := getBody(t, base+"/api/v1/rules"); !strings.Contains(body, "SeeKVCacheUsed") {
 		t.Errorf("/api/v1/rules lost paged's rules: %.300s", body)
