@@ -30,13 +30,21 @@ func (e *Engine) toAlert(a *promrules.Alert, expr string, ext labels.Labels, sta
 		Annotations:  annotations,
 		StartsAt:     a.FiredAt,
 		EndsAt:       a.ValidUntil,
-		GeneratorURL: e.opts.GeneratorBaseURL + strutil.TableLinkForExpression(expr),
+		GeneratorURL: e.generatorURL(expr),
 		Stale:        stale,
 	}
 	if !a.ResolvedAt.IsZero() {
 		out.EndsAt = a.ResolvedAt
 	}
 	return out
+}
+
+// generatorURL is the link to the expression's graph.
+func (e *Engine) generatorURL(expr string) string {
+	if e.opts.GeneratorURL != nil {
+		return e.opts.GeneratorURL(expr)
+	}
+	return e.opts.GeneratorBaseURL + strutil.TableLinkForExpression(expr)
 }
 
 // notifyFromRules is the rules manager's NotifyFunc. Prometheus calls it

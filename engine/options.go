@@ -45,6 +45,9 @@ type Options struct {
 	// GeneratorBaseURL is the base of each alert's GeneratorURL (the
 	// expression's graph). Default ExternalURL.
 	GeneratorBaseURL string
+	// GeneratorURL, when set, writes each alert's GeneratorURL from its
+	// rule's expression instead of GeneratorBaseURL.
+	GeneratorURL func(expr string) string
 
 	// ResendDelay is how often an active alert is re-sent. Default 1m.
 	ResendDelay time.Duration

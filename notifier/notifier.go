@@ -111,6 +111,13 @@ type Notifier struct {
 	stale    *staleSet
 	peer     *cluster.Peer // nil without Options.Cluster
 
+	// HeldAlerts' cache: each held alert's labels and route, for the
+	// configuration (and its routing tree) in heldConf.
+	heldMu    sync.Mutex
+	heldConf  *Config
+	heldRoute *dispatch.Route
+	heldCache map[model.Fingerprint]*heldStatic
+
 	mu      sync.Mutex
 	conf    *Config
 	running bool

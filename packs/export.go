@@ -26,7 +26,7 @@ const (
 )
 
 // Formats lists the export formats.
-var Formats = []string{FormatRules, FormatPrometheusRule, FormatMimir}
+var Formats = []string{FormatRules, FormatPrometheusRule, FormatMimir, FormatGrafana}
 
 // PrometheusRule's API version and kind.
 const (
@@ -69,6 +69,20 @@ func Export(rs []*Rendered, o ExportOptions) ([]Output, error) {
 		return nil, err
 	}
 	out := make([]Output, 0, len(rs))
+	if o.Format == FormatGrafana {
+		for _, r := range rs {
+			d, err := GrafanaDashboard(r)
+			if err != nil {
+				return nil, err
+			}
+			b, err := GrafanaJSON(d)
+			if err != nil {
+				return nil, fmt.Errorf("export %s: %w", r.Pack.Name, err)
+			}
+			out = append(out, Output{Pack: r.Pack.Name, File: r.Pack.Name + ".json", Content: b})
+		}
+		return out, nil
+	}
 	for _, r := range rs {
 		groups, err := groupsNode(r)
 		if err != nil {
@@ -137,6 +151,10 @@ func Join(rs []*Rendered, o ExportOptions) ([]byte, error) {
 		var parts [][]byte
 		for _, out := range outs {
 			parts = append(parts, out.Content)
+		}
+		if o.Format == FormatGrafana {
+			// One JSON document after the other, as jq reads them.
+			return bytes.Join(parts, nil), nil
 		}
 		return bytes.Join(parts, []byte("---\n")), nil
 	}
@@ -223,7 +241,7 @@ func (o ExportOptions) check(rs []*Rendered) error {
 		if o.Name != "" || len(o.Labels) > 0 {
 			errs = append(errs, errors.New("--name and manifest labels are for --format prometheusrule"))
 		}
-	case FormatRules:
+	case FormatRules, FormatGrafana:
 		if o.Name != "" || o.Namespace != "" || len(o.Labels) > 0 {
 			errs = append(errs, errors.New("--name, --namespace and manifest labels are for --format prometheusrule (and --namespace for mimir)"))
 		}

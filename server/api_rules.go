@@ -176,6 +176,9 @@ func (s *Server) handleAlerts(w http.ResponseWriter, r *http.Request) {
 			out.Alerts = append(out.Alerts, s.apiAlerts(r.Context(), g, rule)...)
 		}
 	}
+	// paged's built-in alerts (PagedDatasourceDown and the others) are
+	// alerts like any other: tools that read this list see them too.
+	out.Alerts = append(out.Alerts, s.builtinAPIAlerts()...)
 	writeAPIData(w, out)
 }
 

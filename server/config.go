@@ -65,8 +65,12 @@ type Config struct {
 	// file order.
 	Packs          []*PackConfig
 	RunbookBaseURL *url.URL // nil: paged serves runbooks at {external_url}/runbooks/
-	Storage        StorageConfig
-	Web            WebConfig
+	// GrafanaURL, when set, is where the packs' dashboards (paged export
+	// --format grafana) are imported: the packs' alerts get a
+	// dashboard_url annotation that opens their panel.
+	GrafanaURL *url.URL
+	Storage    StorageConfig
+	Web        WebConfig
 	// Cluster is the cluster: block: gossip with the other instance of an
 	// HA pair. Disabled unless cluster.listen_address is set.
 	Cluster ClusterConfig
@@ -125,6 +129,12 @@ type PrometheusDatasource struct {
 	// CombineQueries sends the alerting rules of a group together, up to
 	// ten to a query (engine.Options.CombineQueries). Default true.
 	CombineQueries bool
+	// ExternalURL is the datasource's own UI, the base of the alerts'
+	// generatorURL ({external_url}/graph?g0.expr=…). Default URL.
+	ExternalURL *url.URL
+	// GeneratorURLTemplate, when set, writes each alert's generatorURL
+	// instead (e.g. Grafana Explore): see generator.go.
+	GeneratorURLTemplate string
 }
 
 // EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
@@ -133,6 +143,18 @@ type EmbeddedDatasource struct {
 	ScrapeInterval time.Duration
 	Retention      time.Duration
 	ScrapeConfigs  []ScrapeConfig
+	// Query limits the PromQL engine of the rules and of the query API
+	// (datasource.embedded.query); zero values take Prometheus's
+	// defaults (2m, 50000000 samples, 5m).
+	Query QueryLimits
+}
+
+// QueryLimits are Prometheus's --query.timeout, --query.max-samples and
+// --query.lookback-delta.
+type QueryLimits struct {
+	Timeout       time.Duration
+	MaxSamples    int
+	LookbackDelta time.Duration
 }
 
 // ScrapeConfig is the subset of Prometheus's scrape_config that the
@@ -258,6 +280,8 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 						field{"url", d.httpURL(&ds.Prometheus.URL)},
 						field{"timeout", d.duration(&ds.Prometheus.Timeout, false)},
 						field{"combine_queries", d.boolean(&ds.Prometheus.CombineQueries)},
+						field{"external_url", d.httpURL(&ds.Prometheus.ExternalURL)},
+						field{"generator_url_template", d.generatorTemplate(&ds.Prometheus.GeneratorURLTemplate)},
 						field{"http_config", func(n *yaml.Node, key string) {
 							d.httpClientConfig(n, key, dir, &ds.Prometheus.HTTPConfig)
 						}},
@@ -276,6 +300,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 			packsNode = n
 			d.packsBlock(n, key, dir, cfg)
 		}},
+		field{"grafana_url", d.httpURL(&cfg.GrafanaURL)},
 		field{"runbook_base_url", func(n *yaml.Node, key string) {
 			if v, ok := d.scalar(n, key); ok && v == "" {
 				return // empty: serve runbooks ourselves
@@ -585,6 +610,13 @@ func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
 	d.mapping(n, key,
 		field{"scrape_interval", d.duration(&dst.ScrapeInterval, false)},
 		field{"retention", d.duration(&dst.Retention, false)},
+		field{"query", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"timeout", d.duration(&dst.Query.Timeout, false)},
+				field{"max_samples", d.positiveInt(&dst.Query.MaxSamples)},
+				field{"lookback_delta", d.duration(&dst.Query.LookbackDelta, false)},
+			)
+		}},
 		field{"scrape_configs", d.list(func(n *yaml.Node, key string) {
 			sc := ScrapeConfig{MetricsPath: DefaultMetricsPath, Scheme: DefaultScheme}
 			d.mapping(n, key,

@@ -46,12 +46,14 @@ func (c *Config) Redacted() (string, error) {
 			Embedded          *struct {
 				ScrapeInterval string         `yaml:"scrape_interval"`
 				Retention      string         `yaml:"retention"`
+				Query          *queryView     `yaml:"query,omitempty"`
 				ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
 			} `yaml:"embedded,omitempty"`
 		} `yaml:"datasource"`
 		RuleFiles      []string   `yaml:"rule_files"`
 		Packs          []packView `yaml:"packs,omitempty"`
 		RunbookBaseURL string     `yaml:"runbook_base_url"`
+		GrafanaURL     string     `yaml:"grafana_url,omitempty"`
 		Storage        struct {
 			Path string `yaml:"path"`
 		} `yaml:"storage"`
@@ -79,14 +81,28 @@ func (c *Config) Redacted() (string, error) {
 	switch c.Datasource.Type {
 	case DatasourcePrometheus:
 		hc := c.Datasource.Prometheus.HTTPConfig
-		ds.Prometheus = &prometheusView{redactURL(c.Datasource.Prometheus.URL), promDuration(c.Datasource.Prometheus.Timeout), c.Datasource.Prometheus.CombineQueries, &hc}
+		ds.Prometheus = &prometheusView{URL: redactURL(c.Datasource.Prometheus.URL), Timeout: promDuration(c.Datasource.Prometheus.Timeout),
+			CombineQueries: c.Datasource.Prometheus.CombineQueries, HTTPConfig: &hc, GeneratorURLTemplate: c.Datasource.Prometheus.GeneratorURLTemplate}
+		if u := c.Datasource.Prometheus.ExternalURL; u != nil {
+			ds.Prometheus.ExternalURL = redactURL(u)
+		}
 	case DatasourceEmbedded:
 		e := c.Datasource.Embedded
 		ds.Embedded = &struct {
 			ScrapeInterval string         `yaml:"scrape_interval"`
 			Retention      string         `yaml:"retention"`
+			Query          *queryView     `yaml:"query,omitempty"`
 			ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
 		}{ScrapeInterval: promDuration(e.ScrapeInterval), Retention: promDuration(e.Retention)}
+		if q := e.Query; q != (QueryLimits{}) {
+			ds.Embedded.Query = &queryView{MaxSamples: q.MaxSamples}
+			if q.Timeout > 0 {
+				ds.Embedded.Query.Timeout = promDuration(q.Timeout)
+			}
+			if q.LookbackDelta > 0 {
+				ds.Embedded.Query.LookbackDelta = promDuration(q.LookbackDelta)
+			}
+		}
 		for _, sc := range e.ScrapeConfigs {
 			out := scrapeConfig{JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme}
 			if sc.ScrapeInterval > 0 {
@@ -114,6 +130,9 @@ func (c *Config) Redacted() (string, error) {
 		v.Packs = append(v.Packs, pv)
 	}
 	v.RunbookBaseURL = redactURL(c.RunbookBaseURL)
+	if c.GrafanaURL != nil {
+		v.GrafanaURL = redactURL(c.GrafanaURL)
+	}
 	v.Storage.Path = c.Storage.Path
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
@@ -244,9 +263,17 @@ func redactNode(n *yaml.Node, key string) *yaml.Node {
 }
 
 // prometheusView is datasource.prometheus as check-config prints it.
+type queryView struct {
+	Timeout       string `yaml:"timeout,omitempty"`
+	MaxSamples    int    `yaml:"max_samples,omitempty"`
+	LookbackDelta string `yaml:"lookback_delta,omitempty"`
+}
+
 type prometheusView struct {
-	URL            string                       `yaml:"url"`
-	Timeout        string                       `yaml:"timeout"`
-	CombineQueries bool                         `yaml:"combine_queries"`
-	HTTPConfig     *promconfig.HTTPClientConfig `yaml:"http_config"`
+	URL                  string                       `yaml:"url"`
+	Timeout              string                       `yaml:"timeout"`
+	CombineQueries       bool                         `yaml:"combine_queries"`
+	HTTPConfig           *promconfig.HTTPClientConfig `yaml:"http_config"`
+	ExternalURL          string                       `yaml:"external_url,omitempty"`
+	GeneratorURLTemplate string                       `yaml:"generator_url_template,omitempty"`
 }

@@ -7,9 +7,11 @@ import (
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/packs"
 )
@@ -26,6 +28,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		ResendDelay:         cfg.Global.ResendDelay,
 		AlignToScrapes:      cfg.Global.AlignEvaluations,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
+		GeneratorURL:        generatorURL(cfg),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
@@ -56,7 +59,15 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			return nil, err
 		}
 		a.emb = emb
-		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
+		qo := embedded.QueryOptions{
+			EvaluationInterval: cfg.Global.EvaluationInterval,
+			Timeout:            e.Query.Timeout,
+			MaxSamples:         e.Query.MaxSamples,
+			LookbackDelta:      e.Query.LookbackDelta,
+		}
+		a.queryEngine = emb.QueryEngine(qo)
+		a.ranges = backtest.NewQueryable(a.queryEngine, emb.Queryable())
+		opts.Datasource = emb.Datasource(qo)
 		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
 	default:
@@ -67,6 +78,9 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		opts.Datasource = remote
 		opts.DatasourceName = remote.String()
+		if rr, err := backtest.NewRemote(engine.RemoteOptions{URL: p.URL.String(), Timeout: p.Timeout, HTTPConfig: p.HTTPConfig}); err == nil {
+			a.ranges = rr
+		}
 		opts.CombineQueries = p.CombineQueries
 	}
 	eng, err := engine.New(opts)
@@ -85,6 +99,10 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 type engineAdapter struct {
 	eng *engine.Engine
 	emb *embedded.Embedded // nil with a remote datasource
+	// ranges answers /graph's range queries; queryEngine is the embedded
+	// mode's PromQL engine (nil with a remote datasource).
+	ranges      backtest.Source
+	queryEngine *promql.Engine
 }
 
 func (a *engineAdapter) Run(ctx context.Context) error {
@@ -113,6 +131,9 @@ func (c *Config) PackSources() []engine.RuleSource {
 	out := make([]engine.RuleSource, 0, len(c.Packs))
 	for _, p := range c.Packs {
 		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
+		if c.GrafanaURL != nil {
+			addDashboardURLs(src.Groups, p.Rendered, c.GrafanaURL)
+		}
 		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
 			for _, m := range ms {
 				src.KeepLabels = append(src.KeepLabels, m.Name)

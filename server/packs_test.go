@@ -144,7 +144,7 @@ func TestRunPacksInRulesAPI(t *testing.T) {
 	if _, body := poll(t, base+"/runbooks/vllm/VLLMKVCacheSaturated.md", func(code int, _ string) bool { return code == 200 }); body != string(want) {
 		t.Errorf("built-in runbook: got %d bytes, want the file's %d", len(body), len(want))
 	}
-	if _, body := poll(t, base+"/runbooks/vllm/VLLMKVCacheSaturated.html", func(code int, _ string) bool { return code == 200 }); !strings.Contains(body, "<h1>VLLMKVCacheSaturated</h1>") {
+	if _, body := poll(t, base+"/runbooks/vllm/VLLMKVCacheSaturated.html", func(code int, _ string) bool { return code == 200 }); !strings.Contains(body, `<h1 id="vllmkvcachesaturated">VLLMKVCacheSaturated</h1>`) {
 		t.Errorf(".html runbook is not the rendered page: %.200s", body)
 	}
 }

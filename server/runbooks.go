@@ -46,11 +46,11 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "."
 	}
-	if !fs.ValidPath(name) {
+	if !fs.ValidPath(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		http.Error(w, "invalid runbook path", http.StatusBadRequest)
 		return
 	}
-	wantHTML := strings.Contains(r.Header.Get("Accept"), "text/html") && !strings.HasSuffix(name, ".md")
+	wantHTML := acceptsHTML(r.Header.Get("Accept")) && !strings.HasSuffix(name, ".md")
 	if base, ok := strings.CutSuffix(name, ".html"); ok {
 		name, wantHTML = base, true
 	}
@@ -77,11 +77,12 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body)
 		return
 	}
+	v := runbookView{Title: strings.TrimSuffix(file, ".md"), Body: renderMarkdown(string(body))}
+	s.addInstances(r, &v, file)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = runbookPage.Execute(w, struct {
-		Title string
-		Body  template.HTML
-	}{strings.TrimSuffix(file, ".md"), renderMarkdown(string(body))})
+	w.Header().Set("Content-Security-Policy", runbookContentSecurityPolicy)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_ = runbookPage.Execute(w, v)
 }
 
 func (s *Server) runbookIndex(w http.ResponseWriter, fsys fs.FS, dir string, wantHTML bool) {
@@ -118,152 +119,7 @@ func (s *Server) runbookIndex(w http.ResponseWriter, fsys fs.FS, dir string, wan
 	}
 	b.WriteString("</ul>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = runbookPage.Execute(w, struct {
-		Title string
-		Body  template.HTML
-	}{"Runbooks: " + dir, template.HTML(b.String())})
-}
-
-var runbookPage = template.Must(template.New("runbook").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>{{.Title}} · paged</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}
-pre{background:#f4f4f4;padding:.75rem;overflow:auto}code{background:#f4f4f4;padding:0 .2rem}</style>
-</head><body>
-{{.Body}}
-</body></html>
-`))
-
-// renderMarkdown renders the markdown our runbooks use: headings,
-// paragraphs, bullet and numbered lists, fenced code, inline code, bold and
-// links. Everything is escaped first; only the tags it emits are HTML.
-func renderMarkdown(src string) template.HTML {
-	var out bytes.Buffer
-	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
-	var para []string
-	list := ""
-	flushPara := func() {
-		if len(para) > 0 {
-			out.WriteString("<p>" + inlineMarkdown(strings.Join(para, " ")) + "</p>\n")
-			para = nil
-		}
-	}
-	closeList := func() {
-		if list != "" {
-			out.WriteString("</" + list + ">\n")
-			list = ""
-		}
-	}
-	openList := func(tag string) {
-		if list != tag {
-			closeList()
-			out.WriteString("<" + tag + ">\n")
-			list = tag
-		}
-	}
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(trimmed, "```"):
-			flushPara()
-			closeList()
-			out.WriteString("<pre><code>")
-			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
-				out.WriteString(template.HTMLEscapeString(lines[i]) + "\n")
-			}
-			out.WriteString("</code></pre>\n")
-		case trimmed == "":
-			flushPara()
-			closeList()
-		case strings.HasPrefix(trimmed, "#"):
-			flushPara()
-			closeList()
-			level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
-			if level > 6 {
-				level = 6
-			}
-			fmt.Fprintf(&out, "<h%d>%s</h%d>\n", level, inlineMarkdown(strings.TrimSpace(trimmed[level:])), level)
-		case strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "* "):
-			flushPara()
-			openList("ul")
-			out.WriteString("<li>" + inlineMarkdown(trimmed[2:]) + "</li>\n")
-		case orderedItem(trimmed) > 0:
-			flushPara()
-			openList("ol")
-			out.WriteString("<li>" + inlineMarkdown(strings.TrimSpace(trimmed[orderedItem(trimmed):])) + "</li>\n")
-		default:
-			if list != "" && (strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "\t")) {
-				// continuation of a list item: append to the open item
-				b := out.Bytes()
-				if bytes.HasSuffix(b, []byte("</li>\n")) {
-					out.Truncate(len(b) - len("</li>\n"))
-					out.WriteString(" " + inlineMarkdown(trimmed) + "</li>\n")
-					continue
-				}
-			}
-			closeList()
-			para = append(para, trimmed)
-		}
-	}
-	flushPara()
-	closeList()
-	return template.HTML(out.String())
-}
-
-// orderedItem returns the length of a "12. " prefix, or 0.
-func orderedItem(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == 0 || i+1 >= len(s) || s[i] != '.' || s[i+1] != ' ' {
-		return 0
-	}
-	return i + 2
-}
-
-// inlineMarkdown escapes s and renders `code`, **bold** and [text](url).
-func inlineMarkdown(s string) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		switch {
-		case s[0] == '`':
-			if end := strings.IndexByte(s[1:], '`'); end >= 0 {
-				b.WriteString("<code>" + template.HTMLEscapeString(s[1:1+end]) + "</code>")
-				s = s[end+2:]
-				continue
-			}
-		case strings.HasPrefix(s, "**"):
-			if end := strings.Index(s[2:], "**"); end >= 0 {
-				b.WriteString("<strong>" + inlineMarkdown(s[2:2+end]) + "</strong>")
-				s = s[end+4:]
-				continue
-			}
-		case s[0] == '[':
-			if mid := strings.Index(s, "]("); mid > 0 {
-				if end := strings.IndexByte(s[mid:], ')'); end > 0 {
-					text, href := s[1:mid], s[mid+2:mid+end]
-					if safeHref(href) {
-						fmt.Fprintf(&b, "<a href=\"%s\">%s</a>", template.HTMLEscapeString(href), inlineMarkdown(text))
-						s = s[mid+end+1:]
-						continue
-					}
-				}
-			}
-		}
-		b.WriteString(template.HTMLEscapeString(s[:1]))
-		s = s[1:]
-	}
-	return b.String()
-}
-
-// safeHref allows http(s), relative and anchor links, never javascript:.
-func safeHref(h string) bool {
-	l := strings.ToLower(h)
-	if strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "/") || strings.HasPrefix(l, "#") {
-		return true
-	}
-	return !strings.Contains(l, ":")
+	_ = runbookPage.Execute(w, runbookView{Title: "Runbooks: " + dir, Body: template.HTML(b.String())})
 }
 
 // WriteRunbookSite writes the runbooks named by paths (slash paths in src,
@@ -284,10 +140,7 @@ func WriteRunbookSite(dir string, src fs.FS, paths []string) ([]string, error) {
 		}
 		page := strings.TrimSuffix(p, ".md") + ".html"
 		var b bytes.Buffer
-		if err := runbookPage.Execute(&b, struct {
-			Title string
-			Body  template.HTML
-		}{strings.TrimSuffix(p, ".md"), renderMarkdown(string(body))}); err != nil {
+		if err := runbookPage.Execute(&b, runbookView{Title: strings.TrimSuffix(p, ".md"), Body: renderSiteMarkdown(string(body))}); err != nil {
 			return written, err
 		}
 		for name, content := range map[string][]byte{page: b.Bytes(), p: body} {
@@ -320,10 +173,7 @@ func WriteRunbookSite(dir string, src fs.FS, paths []string) ([]string, error) {
 			title += ": " + d
 		}
 		var out bytes.Buffer
-		if err := runbookPage.Execute(&out, struct {
-			Title string
-			Body  template.HTML
-		}{title, template.HTML(b.String())}); err != nil {
+		if err := runbookPage.Execute(&out, runbookView{Title: title, Body: template.HTML(b.String())}); err != nil {
 			return written, err
 		}
 		if err := writeSiteFile(dir, path.Join(d, "index.html"), out.Bytes()); err != nil {

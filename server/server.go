@@ -171,6 +171,9 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/runbooks/*", s.handleRunbook)
 	s.mountUI(r) // web UI: / and /ui/app.js
+	r.Get("/graph", s.handleGraph)
+	r.Get("/status", s.handleStatus)
+	s.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if s.notifier != nil {
 		r.Mount("/api/v2", s.notifier.APIHandler())
 	}

@@ -485,13 +485,17 @@ func TestRunbooks(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("runbook = %d %s", code, body)
 	}
-	for _, want := range []string{"<h1>KV cache saturated</h1>", "<strong>KV cache</strong>", "<code>vllm:kv_cache_usage_perc</code>", `<a href="https://docs.vllm.ai/">docs</a>`, "<pre><code>kubectl get pods\n</code></pre>", "&lt;script&gt;"} {
+	for _, want := range []string{`<h1 id="kv-cache-saturated">KV cache saturated</h1>`, "<strong>KV cache</strong>", "<code>vllm:kv_cache_usage_perc</code>", `<a href="https://docs.vllm.ai/">docs</a>`, "<pre><code>kubectl get pods\n</code></pre>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("HTML runbook lacks %q:\n%s", want, body)
 		}
 	}
 	if strings.Contains(body, "javascript:") && strings.Contains(body, `href="javascript`) {
 		t.Errorf("javascript: link rendered as a link")
+	}
+	// Raw HTML in a runbook is dropped, never passed through.
+	if strings.Contains(body, "<script>") {
+		t.Errorf("raw HTML passed through:\n%s", body)
 	}
 	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md", html)
 	if code != 200 || !strings.HasPrefix(body, "# KV cache saturated") {

@@ -55,7 +55,7 @@ var uiPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
 // uiContentSecurityPolicy allows only same-origin scripts and requests; the
 // CSS is inline. A label that slipped through escaping still could not run.
 const uiContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; " +
-	"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // mountUI registers the web UI's routes.
 func (s *Server) mountUI(r chi.Router) {
@@ -69,9 +69,23 @@ type uiData struct {
 	AuthRequired bool
 	Notifier     bool
 
-	Alerts          []uiAlert
-	Firing, Pending int
-	Groups          []uiGroup
+	Alerts      []uiAlert
+	AlertGroups []uiAlertGroup
+	// Matching counts the alerts the filter selects; the page shows
+	// Limit of them from Offset, and links the others.
+	Matching           int
+	PrevHref, NextHref string
+	Firing, Pending    int
+	Total              int
+	Counts             map[string]int // by state, and "stale"
+	Groups             []uiGroup
+
+	// The filter form: what is selected, and the values to offer.
+	Filter                       *alertFilter
+	FilterError                  string
+	States                       []string
+	SeverityValues, ServerValues []string
+	RefreshSeconds               int
 
 	Silences      []uiSilence
 	SilencesError string
@@ -85,9 +99,38 @@ type uiAlert struct {
 	ActiveAt              time.Time
 	Value                 string
 	Stale                 bool
+	Source                string
+	Receivers             string
+	Group                 string
+	SilencedBy            []string
+	InhibitedBy           []string
 	Runbook               string // "" when there is none
+	GraphHref             string // "" when there is none
 	SilenceHref           string
 	Amtool                string
+}
+
+// uiAlertGroup is a notification group: the alerts a route sends together.
+type uiAlertGroup struct {
+	Name   string
+	Alerts []uiAlert
+}
+
+// groupUIAlerts groups the sorted alerts by notification group, keeping
+// the order of each group's first alert.
+func groupUIAlerts(as []uiAlert) []uiAlertGroup {
+	var out []uiAlertGroup
+	idx := map[string]int{}
+	for _, a := range as {
+		i, ok := idx[a.Group]
+		if !ok {
+			i = len(out)
+			idx[a.Group] = i
+			out = append(out, uiAlertGroup{Name: a.Group})
+		}
+		out[i].Alerts = append(out[i].Alerts, a)
+	}
+	return out
 }
 
 type uiGroup struct {
@@ -103,6 +146,7 @@ type uiRule struct {
 	LastError, Query          string
 	Alerts                    int
 	Stale                     bool
+	GraphHref                 string
 }
 
 type uiSilence struct {
@@ -118,8 +162,18 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		ExternalURL:  cfg.Global.ExternalURL.String(),
 		AuthRequired: cfg.Web.AuthRequired(),
 		Notifier:     s.notifier != nil,
+		Counts:       map[string]int{},
+		States:       alertStates,
+		// A plain meta refresh reloads the same address, query string
+		// (the filter) included, and needs no JavaScript.
+		RefreshSeconds: 30,
 	}
 	d.AmtoolExample = amtoolCommand(d.ExternalURL, labels.FromStrings("alertname", "…"))
+	filter, ferr := parseAlertFilter(r.URL.Query())
+	d.Filter = filter
+	if ferr != nil {
+		d.FilterError = ferr.Error()
+	}
 	for _, g := range s.engine().RuleGroups() {
 		ug := uiGroup{
 			Name:           g.Name(),
@@ -137,10 +191,8 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 			case *promrules.AlertingRule:
 				ur.Type, ur.State = "alerting", rule.State().String()
 				ur.Stale = s.isStale(rule)
-				for _, a := range s.apiAlerts(r.Context(), g, rule) {
-					d.Alerts = append(d.Alerts, s.uiAlert(a, d.ExternalURL))
-					ur.Alerts++
-				}
+				ur.Alerts = len(s.apiAlerts(r.Context(), g, rule))
+				ur.GraphHref = s.graphLink(rule)
 			default:
 				ur.Type = "recording"
 			}
@@ -148,14 +200,35 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Groups = append(d.Groups, ug)
 	}
-	slices.SortStableFunc(d.Alerts, compareUIAlerts)
-	for _, a := range d.Alerts {
-		if a.State == "firing" {
-			d.Firing++
-		} else {
-			d.Pending++
+	all := s.collectAlerts(r.Context())
+	d.Total = len(all)
+	for _, v := range all {
+		d.Counts[v.State]++
+		if v.Stale {
+			d.Counts["stale"]++
 		}
+		if sev := v.Severity; sev != "" && !slices.Contains(d.SeverityValues, sev) {
+			d.SeverityValues = append(d.SeverityValues, sev)
+		}
+		if srv := v.Server; srv != "" && !slices.Contains(d.ServerValues, srv) {
+			d.ServerValues = append(d.ServerValues, srv)
+		}
+		if ferr == nil && !filter.match(v) {
+			continue
+		}
+		d.Matching++
+		if d.Matching <= filter.Offset || d.Matching > filter.Offset+filter.Limit {
+			continue // another page's
+		}
+		d.Alerts = append(d.Alerts, s.uiAlert(v, d.ExternalURL))
 	}
+	d.setPages(r.URL.Query())
+	d.Firing, d.Pending = d.Counts["firing"], d.Counts["pending"]
+	slices.SortFunc(d.SeverityValues, func(a, b string) int {
+		return cmp.Or(cmp.Compare(severityRank(a), severityRank(b)), strings.Compare(a, b))
+	})
+	slices.Sort(d.ServerValues)
+	d.AlertGroups = groupUIAlerts(d.Alerts)
 	if s.notifier != nil {
 		sil, err := s.activeSilences(r.Context())
 		switch {
@@ -179,6 +252,10 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if ferr != nil {
+		// The page still renders, with the reason above the form.
+		w.WriteHeader(http.StatusBadRequest)
+	}
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -193,16 +270,23 @@ func (s *Server) handleUIScript(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-func (s *Server) uiAlert(a *apiAlert, external string) uiAlert {
+func (s *Server) uiAlert(a *viewAlert, external string) uiAlert {
 	ua := uiAlert{
-		Name:        a.Labels.Get(labels.AlertName),
+		Name:        a.Name,
 		State:       a.State,
-		Severity:    a.Labels.Get("severity"),
-		Summary:     a.Annotations.Get("summary"),
-		Description: a.Annotations.Get("description"),
-		Value:       uiValue(a.Value),
+		Severity:    a.Severity,
+		Summary:     a.annotation("summary"),
+		Description: a.annotation("description"),
+		Value:       a.Value,
 		Stale:       a.Stale,
-		Runbook:     s.uiRunbookLink(a.Annotations.Get("runbook_url")),
+		Source:      a.Source,
+		Receivers:   strings.Join(a.Receivers, ", "),
+		Group:       a.group(),
+		SilencedBy:  a.SilencedBy,
+		InhibitedBy: a.InhibitedBy,
+		ActiveAt:    a.ActiveAt,
+		Runbook:     s.uiRunbookLink(a.annotation("runbook_url")),
+		GraphHref:   uiGraphLink(a.GeneratorURL),
 		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
 		Amtool:      amtoolCommand(external, a.Labels),
 	}
@@ -211,10 +295,25 @@ func (s *Server) uiAlert(a *apiAlert, external string) uiAlert {
 			ua.Labels = append(ua.Labels, l)
 		}
 	})
-	if a.ActiveAt != nil {
-		ua.ActiveAt = *a.ActiveAt
-	}
 	return ua
+}
+
+// uiGraphLink keeps http(s) and relative graph links, nothing else.
+func uiGraphLink(ref string) string {
+	u, err := url.Parse(strings.TrimSpace(ref))
+	if err != nil || ref == "" {
+		return ""
+	}
+	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return ""
+	}
+	if u.Scheme == "" && u.Host == "" && !strings.HasPrefix(u.Path, "graph") {
+		return ""
+	}
+	if u.Path == "" || u.Path == "/" {
+		return "" // a built-in alert's generatorURL is paged itself
+	}
+	return u.String()
 }
 
 // uiValue shows an alert's value as people write it (0.97, not 9.7e-01).
@@ -224,30 +323,6 @@ func uiValue(v string) string {
 		return v
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// compareUIAlerts orders firing before pending, then by severity, name and
-// labels.
-func compareUIAlerts(a, b uiAlert) int {
-	rank := func(sev string) int {
-		switch sev {
-		case "critical":
-			return 0
-		case "warning":
-			return 1
-		case "info":
-			return 2
-		}
-		return 3
-	}
-	return cmp.Or(
-		strings.Compare(a.State, b.State), // "firing" < "pending"
-		cmp.Compare(rank(a.Severity), rank(b.Severity)),
-		strings.Compare(a.Name, b.Name),
-		slices.CompareFunc(a.Labels, b.Labels, func(x, y labels.Label) int {
-			return cmp.Or(strings.Compare(x.Name, y.Name), strings.Compare(x.Value, y.Value))
-		}),
-	)
 }
 
 // uiRunbookLink resolves a runbook_url annotation as the notifier does

@@ -152,7 +152,7 @@ func TestUIOverview(t *testing.T) {
 	if link.Path != "/runbooks/vllm/VLLMKVCacheSaturated" {
 		t.Errorf("runbook link %q resolves to %q", attr(rb[0], "href"), link.Path)
 	}
-	if rec, rbBody := ts.getUI(t, link.RequestURI()); rec.Code != 200 || !strings.Contains(rbBody, "<h1>KV cache saturated</h1>") {
+	if rec, rbBody := ts.getUI(t, link.RequestURI()); rec.Code != 200 || !strings.Contains(rbBody, `<h1 id="kv-cache-saturated">KV cache saturated</h1>`) {
 		t.Errorf("runbook link %s = %d %q", link, rec.Code, rbBody)
 	}
 	if rb := findAll(alerts[1], func(n *html.Node) bool { return hasClass(n, "runbook") }); len(rb) != 1 || attr(rb[0], "href") != "https://runbooks.example/queue" {

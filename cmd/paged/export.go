@@ -19,7 +19,7 @@ import (
 // Prometheus, a prometheus-operator (kube-prometheus-stack) or a Mimir or
 // Cortex ruler that paged does not run, and their runbooks as static pages.
 type exportCmd struct {
-	Format         string   `name:"format" enum:"rules,prometheusrule,mimir," default:"" placeholder:"FORMAT" help:"rules (a Prometheus rule file), prometheusrule (a monitoring.coreos.com/v1 PrometheusRule manifest) or mimir (a mimirtool rules load namespace file). Default rules, or none with only --runbooks."`
+	Format         string   `name:"format" enum:"rules,prometheusrule,mimir,grafana," default:"" placeholder:"FORMAT" help:"rules (a Prometheus rule file), prometheusrule (a monitoring.coreos.com/v1 PrometheusRule manifest) , mimir (a mimirtool rules load namespace file) or grafana (one Grafana dashboard per pack, JSON). Default rules, or none with only --runbooks."`
 	Config         string   `name:"config" placeholder:"FILE" type:"string" help:"Export the packs of this paged.yaml with their overrides (and its runbook_base_url)."`
 	Output         string   `name:"output" short:"o" placeholder:"DIR" type:"path" help:"Write one file per pack into DIR (<pack>.yaml) instead of standard output."`
 	RunbookBaseURL string   `name:"runbook-base-url" placeholder:"URL" help:"Make relative runbook_url annotations absolute under URL (where the runbooks are published)."`
@@ -107,7 +107,7 @@ func (c *exportCmd) run(e *env) error {
 		if err := c.writePacks(e, rendered, eo); err != nil {
 			return err
 		}
-		if o.RunbookBaseURL == nil {
+		if o.RunbookBaseURL == nil && format != packs.FormatGrafana {
 			fmt.Fprintln(e.stderr, "paged: note: runbook_url annotations stay relative (vllm/VLLMKVCacheSaturated.md); give --runbook-base-url where the runbooks are published (paged export --runbooks DIR writes them)")
 		}
 	}

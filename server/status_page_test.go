@@ -1,0 +1,41 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestStatusPage(t *testing.T) {
+	ts := newTestServer(t, `
+datasource:
+  prometheus:
+    url: "http://127.0.0.1:9090"
+    http_config: {basic_auth: {username: u, password: "s3cret-pass"}}
+rule_files: [rules/ui.rules.yaml]
+packs: [{name: vllm}]
+`+uiNotifier, map[string]string{"rules/ui.rules.yaml": uiRules}, nil)
+	code, body := ts.do(t, http.MethodGet, "/status", nil)
+	if code != http.StatusOK {
+		t.Fatalf("/status = %d", code)
+	}
+	doc := parseHTML(t, body)
+	if p := text(findByID(doc, "packs")); !strings.Contains(p, "vllm") || !strings.Contains(p, "pack:vllm") {
+		t.Errorf("packs = %q", p)
+	}
+	if rf := text(findByID(doc, "rule-files")); !strings.Contains(rf, "ui.rules.yaml") {
+		t.Errorf("rule files = %q", rf)
+	}
+	if c := text(findByID(doc, "config")); !strings.Contains(c, "basic_auth") || !strings.Contains(c, "<secret>") {
+		t.Errorf("configuration = %q, want it with the password redacted", c)
+	}
+	if strings.Contains(body, "s3cret-pass") {
+		t.Errorf("the status page shows a secret")
+	}
+	if b := text(findByID(doc, "build")); !strings.Contains(b, "go1.") {
+		t.Errorf("build = %q", b)
+	}
+	if c := text(findByID(doc, "cluster")); !strings.Contains(c, "disabled") {
+		t.Errorf("cluster = %q", c)
+	}
+}
