@@ -503,13 +503,33 @@ func scopeExpr(expr, instance, model string, rateInterval bool) (string, error) 
 	return out, nil
 }
 
-// zeroWhenNone charts a ratio whose numerator has no series (no error
-// yet) as 0 rather than as a gap: A / B becomes (A or B * 0) / B, the
-// usual idiom, which keeps A's labels where A has series.
+// zeroWhenNone charts every ratio of an expression whose numerator has no
+// series (no error yet) as 0 rather than as a gap: A / B becomes
+// (A or B * 0) / B, the usual idiom, which keeps A's labels where A has
+// series. Ratios inside larger expressions (the two windows of a burn
+// rate) are rewritten too.
 func zeroWhenNone(expr string) (string, error) {
 	ast, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 	if err != nil {
 		return "", err
+	}
+	var ratios []*parser.BinaryExpr
+	parser.Inspect(ast, func(n parser.Node, _ []parser.Node) error {
+		b, ok := n.(*parser.BinaryExpr)
+		if !ok || b.Op != parser.DIV || b.VectorMatching != nil && (b.VectorMatching.Card != parser.CardOneToOne || len(b.VectorMatching.MatchingLabels) > 0) {
+			return nil
+		}
+		if b.LHS.Type() == parser.ValueTypeVector && b.RHS.Type() == parser.ValueTypeVector {
+			ratios = append(ratios, b)
+		}
+		return nil
+	})
+	for _, b := range ratios {
+		zero := &parser.BinaryExpr{Op: parser.MUL, LHS: b.RHS, RHS: &parser.NumberLiteral{Val: 0}}
+		b.LHS = &parser.ParenExpr{Expr: &parser.BinaryExpr{
+			Op: parser.LOR, LHS: b.LHS, RHS: zero,
+			VectorMatching: &parser.VectorMatching{Card: parser.CardManyToMany},
+		}}
 	}
 	e := ast
 	for {
@@ -519,18 +539,6 @@ func zeroWhenNone(expr string) (string, error) {
 		}
 		e = p.Expr
 	}
-	b, ok := e.(*parser.BinaryExpr)
-	if !ok || b.Op != parser.DIV || b.VectorMatching != nil && (b.VectorMatching.Card != parser.CardOneToOne || len(b.VectorMatching.MatchingLabels) > 0) {
-		return expr, nil
-	}
-	if b.LHS.Type() != parser.ValueTypeVector || b.RHS.Type() != parser.ValueTypeVector {
-		return expr, nil
-	}
-	zero := &parser.BinaryExpr{Op: parser.MUL, LHS: b.RHS, RHS: &parser.NumberLiteral{Val: 0}}
-	b.LHS = &parser.ParenExpr{Expr: &parser.BinaryExpr{
-		Op: parser.LOR, LHS: b.LHS, RHS: zero,
-		VectorMatching: &parser.VectorMatching{Card: parser.CardManyToMany},
-	}}
 	return e.String(), nil
 }
 
