@@ -213,18 +213,20 @@ const (
 	vNotReal                     // a name the server never exported
 	vUnknown                     // a server's prefix, but not a name in the catalogue
 	vEngine                      // a vLLM V1-only metric in a rule for V0
+	vNearMiss                    // a misspelt server prefix (sglang_, sgl:): AltName is the name to write
 )
 
 // llmSelector is a vector selector of a known LLM server's metric.
 type llmSelector struct {
-	VS      *parser.VectorSelector
-	Name    string
-	Server  *catalog.Server
-	Verdict verdict
-	Series  catalog.Series // for vKnown, vRemoved, vWrongSuffix, vEngine
-	Alt     catalog.Series // for vMissingTotal, vExtraTotal: the real metric
-	AltName string         // for vMissingTotal, vExtraTotal: the name to write
-	NotReal *catalog.NotReal
+	VS        *parser.VectorSelector
+	Name      string
+	Server    *catalog.Server
+	Verdict   verdict
+	Series    catalog.Series // for vKnown, vRemoved, vWrongSuffix, vEngine
+	Alt       catalog.Series // for vMissingTotal, vExtraTotal: the real metric
+	AltName   string         // for vMissingTotal, vExtraTotal, vNearMiss: the name to write
+	AltPrefix string         // for vNearMiss: the server's prefix
+	NotReal   *catalog.NotReal
 }
 
 // llmSelectors returns the selectors of a rule's expression that name a
@@ -271,6 +273,10 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 			} else {
 				sel.Verdict = vWrongSuffix
 			}
+			return sel
+		}
+		if nm, ok := cat.NearMiss(name); ok {
+			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix = nm.Server, vNearMiss, nm.Name, nm.Prefix
 			return sel
 		}
 		sel.Verdict = vNotOurs
