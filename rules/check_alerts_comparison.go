@@ -22,7 +22,7 @@ func lintComparison(p *Pass, r *Rule) {
 	if !r.IsAlert() || r.Expr == nil || isNilNode(r.Expr.AST) {
 		return
 	}
-	if top, ok := unparen(r.Expr.AST).(*parser.BinaryExpr); ok && top.Op == parser.LUNLESS {
+	if top, ok := unwrapParens(r.Expr.AST).(*parser.BinaryExpr); ok && top.Op == parser.LUNLESS {
 		return
 	}
 	found, selects := false, false
@@ -52,19 +52,4 @@ func lintComparison(p *Pass, r *Rule) {
 			p.ReportNode(r.Expr.Node, msg)
 		}
 	}
-}
-
-// unparen strips parentheses and step-invariant wrappers.
-func unparen(e parser.Expr) parser.Expr {
-	for i := 0; i < maxWalkDepth; i++ {
-		switch n := e.(type) {
-		case *parser.ParenExpr:
-			e = n.Expr
-		case *parser.StepInvariantExpr:
-			e = n.Expr
-		default:
-			return e
-		}
-	}
-	return e
 }

@@ -33,7 +33,12 @@ var registry = []*Check{
 	checkAlertsAnnotations,
 	checkAlertsRunbook,
 	checkAlertsComparison,
+	checkAlertsAbsentLabels,
+	checkAlertsFragile,
 	checkPromQLRange,
+	checkPromQLOrVector,
+	checkPromQLNaN,
+	checkPromQLRegexp,
 	// LLM metric catalogue and type-aware PromQL checks.
 	checkCatalogUnknownMetric,
 	checkCatalogCounterSuffix,
