@@ -39,7 +39,7 @@ func lintFragile(p *Pass, r *Rule) {
 				return
 			}
 		}
-		p.ReportExpr(r, a.PositionRange(),
+		p.ReportExpr(r, safeRange(a),
 			"%s in an alert: the series it picks change between evaluations, so an alert resolves when another series "+
 				"overtakes it and fires again later (its `for` restarting each time); alert on a threshold over all series "+
 				"and sort in the notification instead", a.Op)

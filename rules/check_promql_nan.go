@@ -37,10 +37,10 @@ func lintNaN(p *Pass, r *Rule) {
 		if !canBeZero(b.RHS) {
 			return
 		}
-		p.ReportExpr(r, b.PositionRange(),
+		p.ReportExpr(r, safeRange(b),
 			"division inside %s: where %s is 0 the ratio is NaN or Inf and the whole %s becomes NaN or Inf "+
 				"(and compares false with any threshold); aggregate numerator and denominator first and divide after, or filter the denominator (> 0)",
-			aggregationHead(agg), exprSlice(r.Expr, b.RHS.PositionRange()), agg.Op)
+			aggregationHead(agg), exprSlice(r.Expr, safeRange(b.RHS)), agg.Op)
 	})
 }
 

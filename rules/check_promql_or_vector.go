@@ -36,10 +36,10 @@ func lintOrVector(p *Pass, r *Rule) {
 		if agg == nil || !groupsByLabels(agg) {
 			return
 		}
-		p.ReportExpr(r, b.PositionRange(),
+		p.ReportExpr(r, safeRange(b),
 			"%s inside %s adds a series without labels to the aggregation: its result gets an extra series with %s empty "+
 				"(and only that one when the left side is empty); apply the fallback after the aggregation",
-			exprSlice(r.Expr, fallback.PositionRange()), aggregationHead(agg), groupingText(agg))
+			exprSlice(r.Expr, safeRange(fallback)), aggregationHead(agg), groupingText(agg))
 	})
 }
 

@@ -31,6 +31,9 @@ func lintRegexp(p *Pass, r *Rule) {
 			return
 		}
 		for _, m := range vs.LabelMatchers {
+			if m == nil {
+				continue
+			}
 			if m.Name == labels.MetricName && vs.Name != "" {
 				continue // the name matcher the parser adds
 			}

@@ -107,6 +107,9 @@ func disjointOnKeptLabel(a, b parser.Expr) bool {
 	walkAST(a, func(n parser.Node, _ []parser.Node) {
 		if vs, ok := n.(*parser.VectorSelector); ok {
 			for _, m := range vs.LabelMatchers {
+				if m == nil {
+					continue
+				}
 				if m.Name != labels.MetricName {
 					names[m.Name] = true
 				}

@@ -35,6 +35,9 @@ type Config struct {
 	CheckLinks bool
 	// Prometheus, when set, enables online checks against that server.
 	Prometheus PrometheusAPI
+	// RemovedRecords are the recording rules a base revision has and the
+	// linted files do not (paged lint --base), for rule/dependency.
+	RemovedRecords map[string]RemovedRecord
 	// Only, when set, runs just these checks (besides the loader's).
 	Only []string
 }

@@ -26,6 +26,9 @@ func positiveMatchers(e parser.Expr, name string) (ms []*labels.Matcher, ok bool
 		seen = true
 		found := false
 		for _, m := range vs.LabelMatchers {
+			if m == nil {
+				continue
+			}
 			if m.Name == name && (m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp) {
 				ms = append(ms, m)
 				found = true

@@ -26,6 +26,7 @@ var registry = []*Check{
 	checkStructure,
 	checkPromQLSyntax,
 	checkRuleDuplicate,
+	checkRuleDependency,
 	checkAlertsTemplate,
 	checkAlertsTemplateLabels,
 	checkAlertsFor,
@@ -39,6 +40,7 @@ var registry = []*Check{
 	checkPromQLOrVector,
 	checkPromQLNaN,
 	checkPromQLRegexp,
+	checkPromQLImpossible,
 	// LLM metric catalogue and type-aware PromQL checks.
 	checkCatalogUnknownMetric,
 	checkCatalogCounterSuffix,

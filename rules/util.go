@@ -19,3 +19,10 @@ func nodeRange(n parser.Node) (pr posrange.PositionRange, ok bool) {
 	}()
 	return n.PositionRange(), true
 }
+
+// safeRange is n's position range, or an empty range at 0 when n cannot
+// give one (an odd tree built by hand).
+func safeRange(n parser.Node) posrange.PositionRange {
+	pr, _ := nodeRange(n)
+	return pr
+}
