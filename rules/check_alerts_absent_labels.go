@@ -57,6 +57,8 @@ func lintAbsentLabels(p *Pass, r *Rule) {
 	for _, kv := range r.Group.Labels {
 		fixed[kv.Key.Value] = true
 	}
+	// Labels the whole expression never keeps are alerts/template-labels'.
+	whole := outputLabels(r.Expr.AST)
 	for _, c := range absents {
 		set := outputLabels(c)
 		have := keys(set.names)
@@ -78,7 +80,7 @@ func lintAbsentLabels(p *Pass, r *Rule) {
 					start, end = m[4], m[5]
 				}
 				name := v[start:end]
-				if fixed[name] || set.has(name) || reported[kv.Key.Value+"\x00"+name] {
+				if fixed[name] || set.has(name) || !whole.has(name) || reported[kv.Key.Value+"\x00"+name] {
 					continue
 				}
 				reported[kv.Key.Value+"\x00"+name] = true

@@ -31,6 +31,14 @@ func lintFragile(p *Pass, r *Rule) {
 		default:
 			return
 		}
+		// topk by (every identifying label) (1, x) keeps one series per
+		// group: the idiom that removes duplicates (two kube-state-metrics
+		// replicas), stable as long as the groups are.
+		if a.Op != parser.LIMIT_RATIO && len(a.Grouping) > 0 && !a.Without {
+			if k, ok := unwrapParens(a.Param).(*parser.NumberLiteral); ok && k.Val == 1 {
+				return
+			}
+		}
 		// Under an aggregation that reduces the picked set to a number
 		// (count(topk(...)), sum(topk(...))) nothing flaps unless the
 		// aggregation keeps the series' own labels; stay quiet there.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -91,10 +92,21 @@ func rulesOverlap(a, b *Rule) bool {
 		return false
 	}
 	if a.IsAlert() {
-		return slices.Equal(metricNames(a.Expr.AST), metricNames(b.Expr.AST))
+		// Two conditions on one metric (value == 0 for 24h, value > 0
+		// and stale) are one alert written twice on purpose; only the same
+		// expression up to its label matchers is a duplicate.
+		return exprShape(a.Expr.AST) == exprShape(b.Expr.AST)
 	}
 	return true
 }
+
+// exprShape prints an expression with the label matchers of its
+// selectors removed.
+func exprShape(e parser.Expr) string {
+	return matchersRe.ReplaceAllString(e.String(), "")
+}
+
+var matchersRe = regexp.MustCompile(`\{(?:[^{}"]|"(?:\\.|[^"\\])*")*\}`)
 
 // disjointOnKeptLabel: some label is kept by both results and every
 // selector of one excludes every value the other allows.
@@ -122,21 +134,6 @@ func disjointOnKeptLabel(a, b parser.Expr) bool {
 		}
 	}
 	return false
-}
-
-// metricNames lists the metric names an expression selects, sorted and
-// without repeats.
-func metricNames(e parser.Expr) []string {
-	var out []string
-	walkAST(e, func(n parser.Node, _ []parser.Node) {
-		if vs, ok := n.(*parser.VectorSelector); ok {
-			if name, ok := selectorName(vs); ok {
-				out = append(out, name)
-			}
-		}
-	})
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // usesFunc reports whether e calls any of the named functions.

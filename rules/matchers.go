@@ -12,38 +12,54 @@ import (
 // value. They answer "can't tell" (false) whenever they are not sure, so
 // that the checks built on them stay free of false positives.
 
-// positiveMatchers returns, for every vector selector of e, its = and =~
-// matchers on name. ok is false when some selector has none (it allows
-// any value) or when e has no selector.
-func positiveMatchers(e parser.Expr, name string) (ms []*labels.Matcher, ok bool) {
+// labelMatchers returns, for every vector selector of e, its matchers on
+// name. ok is false when some selector has none (it allows any value) or
+// when e has no selector.
+func labelMatchers(e parser.Expr, name string) (sels [][]*labels.Matcher, ok bool) {
 	ok = true
-	seen := false
 	walkAST(e, func(n parser.Node, _ []parser.Node) {
 		vs, isVS := n.(*parser.VectorSelector)
 		if !isVS {
 			return
 		}
-		seen = true
-		found := false
+		var ms []*labels.Matcher
 		for _, m := range vs.LabelMatchers {
-			if m == nil {
-				continue
-			}
-			if m.Name == name && (m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp) {
+			if m != nil && m.Name == name {
 				ms = append(ms, m)
-				found = true
 			}
 		}
-		if !found {
+		if len(ms) == 0 {
 			ok = false
 		}
+		sels = append(sels, ms)
 	})
-	return ms, ok && seen
+	return sels, ok && len(sels) > 0
 }
 
 // matchersDisjoint reports whether no label value can satisfy both a and
 // b, when that can be proven from their text.
 func matchersDisjoint(a, b *labels.Matcher) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	neg := func(m *labels.Matcher) bool { return m.Type == labels.MatchNotEqual || m.Type == labels.MatchNotRegexp }
+	if neg(a) && neg(b) {
+		return false // both allow nearly everything
+	}
+	if neg(a) {
+		a, b = b, a
+	}
+	// a is = or =~ from here on.
+	if neg(b) {
+		// Every value a allows is one b forbids.
+		if a.Type == labels.MatchEqual {
+			return !b.Matches(a.Value)
+		}
+		if set := a.SetMatches(); len(set) > 0 {
+			return allMiss(b, set)
+		}
+		return false
+	}
 	if a.Type == labels.MatchRegexp && b.Type == labels.MatchEqual {
 		a, b = b, a
 	}
@@ -54,14 +70,6 @@ func matchersDisjoint(a, b *labels.Matcher) bool {
 		return !b.Matches(a.Value)
 	case a.Type == labels.MatchRegexp && b.Type == labels.MatchRegexp:
 		sa, sb := a.SetMatches(), b.SetMatches()
-		if len(sa) > 0 && len(sb) > 0 {
-			for _, v := range sa {
-				if b.Matches(v) {
-					return false
-				}
-			}
-			return true
-		}
 		if len(sa) > 0 {
 			return allMiss(b, sa)
 		}
@@ -85,19 +93,32 @@ func allMiss(m *labels.Matcher, values []string) bool {
 
 // selectorsDisjoint reports whether the expressions a and b certainly
 // select different series on label name: every selector of each
-// constrains it, and no matcher of one overlaps a matcher of the other.
+// constrains it, and for every pair of selectors, one from each side,
+// some matcher of one excludes every value some matcher of the other
+// allows.
 func selectorsDisjoint(a, b parser.Expr, name string) bool {
-	ma, okA := positiveMatchers(a, name)
-	mb, okB := positiveMatchers(b, name)
+	sa, okA := labelMatchers(a, name)
+	sb, okB := labelMatchers(b, name)
 	if !okA || !okB {
 		return false
 	}
-	for _, x := range ma {
-		for _, y := range mb {
-			if !matchersDisjoint(x, y) {
+	for _, x := range sa {
+		for _, y := range sb {
+			if !anyDisjoint(x, y) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+func anyDisjoint(xs, ys []*labels.Matcher) bool {
+	for _, x := range xs {
+		for _, y := range ys {
+			if matchersDisjoint(x, y) {
+				return true
+			}
+		}
+	}
+	return false
 }
