@@ -67,7 +67,7 @@ func lintAbsentLabels(p *Pass, r *Rule) {
 		if len(have) > 0 {
 			desc = "only " + strings.Join(have, ", ")
 		}
-		text := exprSlice(r.Expr, safeRange(c))
+		text := quoteExpr(r.Expr, safeRange(c))
 		reported := map[string]bool{}
 		for _, kv := range append(slices.Clone(r.Annotations), r.Labels...) {
 			v := kv.Value.Value

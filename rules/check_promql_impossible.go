@@ -44,7 +44,7 @@ func impossibleSelector(p *Pass, r *Rule, vs *parser.VectorSelector) {
 			continue
 		}
 		if prev, ok := eq[m.Name]; ok && matchersDisjoint(prev, m) {
-			p.ReportExpr(r, safeRange(vs), "%s can never match: %s and %s cannot both hold", exprSlice(r.Expr, safeRange(vs)), prev, m)
+			p.ReportExpr(r, safeRange(vs), "%s can never match: %s and %s cannot both hold", quoteExpr(r.Expr, safeRange(vs)), prev, m)
 			return
 		}
 		if m.Type == labels.MatchEqual {

@@ -39,7 +39,7 @@ func lintOrVector(p *Pass, r *Rule) {
 		p.ReportExpr(r, safeRange(b),
 			"%s inside %s adds a series without labels to the aggregation: its result gets an extra series with %s empty "+
 				"(and only that one when the left side is empty); apply the fallback after the aggregation",
-			exprSlice(r.Expr, safeRange(fallback)), aggregationHead(agg), groupingText(agg))
+			quoteExpr(r.Expr, safeRange(fallback)), aggregationHead(agg), groupingText(agg))
 	})
 }
 
