@@ -147,10 +147,8 @@ func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
 type fileFacts struct {
 	file     *File
 	recorded map[string]bool // built on first use
-	// series/live: answers already received, and the first error (after
-	// which the server is not asked again for this file).
-	live    map[string]bool
-	liveErr error
+	// series/live: the answers already received.
+	live map[string]string // selector -> the series/live finding, "" when it has series
 }
 
 // isRecorded reports whether a recording rule of the file defines name.

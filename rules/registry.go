@@ -52,6 +52,8 @@ var registry = []*Check{
 	checkPromQLHistogramLe,
 	checkPromQLLeBucket,
 	checkSeriesLive,
+	checkSeriesType,
+	checkAlertsCount,
 }
 
 // Checks returns every registered check.

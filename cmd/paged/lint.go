@@ -85,6 +85,9 @@ func (c *lintCmd) Run(e *env) error {
 			return usageError("lint: %v", err)
 		}
 	}
+	if c.Prometheus == "" {
+		c.Prometheus = cfg.PrometheusURL // lint.prometheus.url in .paged-lint.yaml
+	}
 	if c.Prometheus != "" {
 		api, err := rules.NewPrometheusAPI(c.Prometheus)
 		if err != nil {
