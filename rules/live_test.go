@@ -85,12 +85,12 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 		got[fd.Rule+" "+fd.Check] += fd.Message + "\n"
 	}
 	want := map[string]string{
-		"NeverScraped series/live": "vllm:gpu_cache_usage_perc has no series on the server in the last 1w: nothing by that name was scraped",
-		"WrongModel series/live":   `model_name="other" matches no vllm:num_requests_running series: model_name is "meta-llama/Llama-3.1-8B-Instruct" on them (last hour)`,
-		"NoSuchLabel series/live":  `vllm:num_requests_running has series, but none of them has a tenant label, so tenant="a" matches nothing`,
-		"RawCounter series/type":   "python_gc_collections_total is a counter (the server's metadata says so)",
-		"RateOfGauge series/type":  "rate() on process_resident_memory_bytes, a gauge by the server's metadata",
-		"AlwaysTrue alerts/count":  "would have fired 1 time in the last 1m, on 1 series",
+		"NeverScraped series/live":  "vllm:gpu_cache_usage_perc has no series on the server in the last 1w: nothing by that name was scraped",
+		"WrongModel series/live":    `model_name="other" matches no vllm:num_requests_running series: model_name is "meta-llama/Llama-3.1-8B-Instruct" on them (last hour)`,
+		"NoSuchLabel series/live":   `vllm:num_requests_running has series, but none of them has a tenant label, so tenant="a" matches nothing`,
+		"RawCounter series/type":    "python_gc_collections_total is a counter (the server's metadata says so)",
+		"RateOfGauge series/type":   "rate() on process_resident_memory_bytes, a gauge by the server's metadata",
+		"AlwaysTrue alerts/count":   "would have fired 1 time in the last 1m, on 1 series",
 		"NeverScraped alerts/count": "would not have fired in the last 1m (the expression returned 0 series)",
 	}
 	for k, w := range want {
