@@ -75,7 +75,7 @@ const maxWalkDepth = 1000
 // walkAST calls fn for every node with its ancestors, outermost first.
 // The path slice is reused: copy it to keep it.
 func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
-	var path []parser.Node
+	path := make([]parser.Node, 0, 16)
 	var walk func(n parser.Node)
 	walk = func(n parser.Node) {
 		if isNilNode(n) || len(path) > maxWalkDepth {
@@ -83,8 +83,27 @@ func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
 		}
 		fn(n, path)
 		path = append(path, n)
-		for _, c := range astChildren(n) {
-			walk(c)
+		// The common nodes inline, without building a slice of children.
+		switch n := n.(type) {
+		case *parser.BinaryExpr:
+			walk(n.LHS)
+			walk(n.RHS)
+		case *parser.AggregateExpr:
+			walk(n.Expr)
+			walk(n.Param)
+		case *parser.ParenExpr:
+			walk(n.Expr)
+		case *parser.MatrixSelector:
+			walk(n.VectorSelector)
+		case *parser.Call:
+			for _, a := range n.Args {
+				walk(a)
+			}
+		case *parser.VectorSelector, *parser.NumberLiteral, *parser.StringLiteral:
+		default:
+			for _, c := range astChildren(n) {
+				walk(c)
+			}
 		}
 		path = path[:len(path)-1]
 	}

@@ -37,6 +37,14 @@ func lintRegexp(p *Pass, r *Rule) {
 			if m.Name == labels.MetricName && vs.Name != "" {
 				continue // the name matcher the parser adds
 			}
+			if m.Type == labels.MatchEqual || m.Type == labels.MatchNotEqual {
+				if !regexpLooking.MatchString(m.Value) {
+					continue
+				}
+			} else if !smellyRegexp(m) {
+				continue
+			}
+			// Only now, for a finding: locating the matcher in the text costs.
 			mr := matcherRange(r.Expr, vs, m.Name)
 			rng := p.File.ExprRange(r.Expr, int(mr.Start), int(mr.End))
 			sel := m.String()
@@ -76,6 +84,13 @@ func lintRegexp(p *Pass, r *Rule) {
 			}
 		}
 	})
+}
+
+// smellyRegexp is a quick test for the =~ and !~ cases lintRegexp reports.
+func smellyRegexp(m *labels.Matcher) bool {
+	v := m.Value
+	return v == ".*" || v == ".+" || hasAnchor(v) || regexp.QuoteMeta(v) == v ||
+		strings.HasPrefix(v, ".*") && strings.HasSuffix(v, ".*")
 }
 
 // hasAnchor: a leading ^ or a trailing unescaped $.

@@ -34,6 +34,9 @@ type NearMissResult struct {
 // with another colon after the prefix (level:metric:operation) are
 // recording rules' and never near misses.
 func (c *Catalog) NearMiss(name string) (NearMissResult, bool) {
+	if name == "" || !strings.ContainsRune("vVsStTnNdD", rune(name[0])) {
+		return NearMissResult{}, false // no near-miss prefix starts otherwise
+	}
 	lower := strings.ToLower(name)
 	for _, nm := range nearMissPrefixes {
 		s := c.Server(nm.server)

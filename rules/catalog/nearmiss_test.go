@@ -1,6 +1,9 @@
 package catalog
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNearMiss(t *testing.T) {
 	c := Default()
@@ -39,6 +42,18 @@ func TestNearMissEveryServer(t *testing.T) {
 	for _, s := range Default().Servers() {
 		if s.Prefix != "" && !s.Open && !listed[s.Key] {
 			t.Errorf("server %s (prefix %s) has no near-miss prefixes", s.Key, s.Prefix)
+		}
+	}
+}
+
+// NearMiss rejects names by their first letter: every near miss and every
+// right prefix must start with one it lets through.
+func TestNearMissFirstLetters(t *testing.T) {
+	for _, nm := range nearMissPrefixes {
+		for _, p := range append([]string{nm.right}, nm.near...) {
+			if !strings.ContainsRune("vVsStTnNdD", rune(p[0])) {
+				t.Errorf("prefix %q starts with a letter NearMiss skips", p)
+			}
 		}
 	}
 }
