@@ -19,6 +19,10 @@ var checkPromQLRegexp = &Check{
 	Rule:     lintRegexp,
 }
 
+// wildcardBetween: fixed text, a wildcard, fixed text (foo.+_bar), as
+// pint's "smelly regexp selector".
+var wildcardBetween = regexp.MustCompile(`^[\w-]+\.[*+][\w-]+$`)
+
 var regexpLooking = regexp.MustCompile(`\.\*|\.\+|\\d|\[\^|\[[0-9a-z]-[0-9a-z]\]|\(\?i\)`)
 
 func lintRegexp(p *Pass, r *Rule) {
@@ -81,6 +85,9 @@ func lintRegexp(p *Pass, r *Rule) {
 				regexp.QuoteMeta(strings.TrimSuffix(strings.TrimPrefix(v, ".*"), ".*")) == strings.TrimSuffix(strings.TrimPrefix(v, ".*"), ".*"):
 				p.ReportSeverity(Info, rng, "%s matches every value that contains %q anywhere (a job called \"old-%s-test\" too): "+
 					"match the value you mean", sel, v[2:len(v)-2], v[2:len(v)-2])
+			case !neg && wildcardBetween.MatchString(v):
+				p.ReportSeverity(Info, rng, "%s picks values apart by their text (anything between the fixed parts): "+
+					"a label per part, or the exact values, says what it means", sel)
 			}
 		}
 	})
@@ -90,7 +97,7 @@ func lintRegexp(p *Pass, r *Rule) {
 func smellyRegexp(m *labels.Matcher) bool {
 	v := m.Value
 	return v == ".*" || v == ".+" || hasAnchor(v) || regexp.QuoteMeta(v) == v ||
-		strings.HasPrefix(v, ".*") && strings.HasSuffix(v, ".*")
+		strings.HasPrefix(v, ".*") && strings.HasSuffix(v, ".*") || wildcardBetween.MatchString(v)
 }
 
 // hasAnchor: a leading ^ or a trailing unescaped $.
