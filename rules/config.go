@@ -44,6 +44,9 @@ type Config struct {
 	LiveLookback time.Duration
 	// LiveWindow is the history alerts/count replays (default 1d).
 	LiveWindow time.Duration
+	// LiveMaxSeries: query/cost warns above this many series read by one
+	// evaluation (default 100000).
+	LiveMaxSeries int
 	// RemovedRecords are the recording rules a base revision has and the
 	// linted files do not (paged lint --base), for rule/dependency.
 	RemovedRecords map[string]RemovedRecord
@@ -71,6 +74,7 @@ func DefaultConfig() *Config {
 		MinRangeScrapes:     2,
 		LiveLookback:        7 * 24 * time.Hour,
 		LiveWindow:          24 * time.Hour,
+		LiveMaxSeries:       100000,
 	}
 }
 
@@ -137,9 +141,10 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 		MinRangeScrapes     int                 `yaml:"min_range_scrapes"`
 		RunbooksDir         string              `yaml:"runbooks_dir"`
 		Prometheus          struct {
-			URL      string `yaml:"url"`
-			Lookback string `yaml:"lookback"`
-			Window   string `yaml:"window"`
+			URL       string `yaml:"url"`
+			Lookback  string `yaml:"lookback"`
+			Window    string `yaml:"window"`
+			MaxSeries int    `yaml:"max_series"`
 		} `yaml:"prometheus"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -188,6 +193,12 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 	}
 	c.RunbooksDir = raw.RunbooksDir
 	c.PrometheusURL = raw.Prometheus.URL
+	if raw.Prometheus.MaxSeries < 0 {
+		return nil, fmt.Errorf("%s: prometheus.max_series must not be negative", path)
+	}
+	if raw.Prometheus.MaxSeries > 0 {
+		c.LiveMaxSeries = raw.Prometheus.MaxSeries
+	}
 	for _, d := range []struct {
 		key, val string
 		dst      *time.Duration

@@ -19,6 +19,7 @@ type LiveAPI interface {
 	LabelValues(label, selector string, d time.Duration) ([]string, error)
 	MetricType(family string) (string, error)
 	QueryRange(expr string, window, step time.Duration) (model.Matrix, error)
+	CountSeries(selector string) (int, error)
 }
 
 // liveState is what the live checks learn during one run: whether the

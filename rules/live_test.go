@@ -79,7 +79,7 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Prometheus = api
 	cfg.LiveWindow = time.Minute
-	cfg.Only = []string{"series", "alerts/count"}
+	cfg.Only = []string{"series", "alerts/count", "query/cost"}
 	got := map[string]string{}
 	for _, fd := range Lint([]*File{f}, cfg) {
 		got[fd.Rule+" "+fd.Check] += fd.Message + "\n"
@@ -92,6 +92,8 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 		"RateOfGauge series/type":   "rate() on process_resident_memory_bytes, a gauge by the server's metadata",
 		"AlwaysTrue alerts/count":   "would have fired 1 time in the last 1m, on 1 series",
 		"NeverScraped alerts/count": "would not have fired in the last 1m (the expression returned 0 series)",
+		"AlwaysTrue query/cost":     "one evaluation reads 1 series (vllm:num_requests_running: 1)",
+		"NeverScraped query/cost":   "one evaluation reads 0 series (vllm:gpu_cache_usage_perc: 0)",
 	}
 	for k, w := range want {
 		if !strings.Contains(got[k], w) {
@@ -99,7 +101,7 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 		}
 	}
 	for k, msg := range got {
-		if _, ok := want[k]; !ok && !strings.HasSuffix(k, "alerts/count") {
+		if _, ok := want[k]; !ok && !strings.HasSuffix(k, "alerts/count") && !strings.HasSuffix(k, "query/cost") {
 			t.Errorf("unexpected finding %s: %s", k, msg)
 		}
 	}

@@ -108,6 +108,24 @@ func (p *promAPI) QueryRange(expr string, window, step time.Duration) (model.Mat
 	return m, nil
 }
 
+// CountSeries is how many series the selector matches now.
+func (p *promAPI) CountSeries(selector string) (int, error) {
+	ctx, cancel := p.ctx()
+	defer cancel()
+	v, _, _, err := p.api.Query(ctx, "count("+selector+")", p.now())
+	if err != nil {
+		return 0, err
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return 0, fmt.Errorf("query returned %s, not a vector", v.Type())
+	}
+	if len(vec) == 0 {
+		return 0, nil
+	}
+	return int(vec[0].Value), nil
+}
+
 // Unreachable reports whether err says the server could not be reached
 // at all (connection refused, DNS, timeout), as opposed to an answer: a
 // refused query or an endpoint the server does not have.

@@ -54,6 +54,7 @@ var registry = []*Check{
 	checkSeriesLive,
 	checkSeriesType,
 	checkAlertsCount,
+	checkQueryCost,
 }
 
 // Checks returns every registered check.
