@@ -206,3 +206,52 @@ func TestConfigPrometheus(t *testing.T) {
 		t.Errorf("bad lookback: %v", err)
 	}
 }
+
+// fakeLive answers from a fixed table: which selectors have series now
+// and in the lookback.
+type fakeLive struct {
+	now, ever map[string]bool
+	values    map[string][]string
+}
+
+func (f fakeLive) SeriesExist(sel string) (bool, error) { return f.now[sel], nil }
+func (f fakeLive) SeriesWithin(sel string, d time.Duration) (bool, error) {
+	if d > time.Hour {
+		return f.ever[sel] || f.now[sel], nil
+	}
+	return f.now[sel], nil
+}
+func (f fakeLive) LabelValues(label, sel string, _ time.Duration) ([]string, error) {
+	return f.values[label], nil
+}
+func (fakeLive) MetricType(string) (string, error) { return "", nil }
+func (fakeLive) QueryRange(string, time.Duration, time.Duration) (model.Matrix, error) {
+	return nil, nil
+}
+func (fakeLive) CountSeries(string) (int, error) { return 0, nil }
+
+// The diagnoses that need history: a metric gone in the last hour, and
+// matchers that each match but never together.
+func TestLiveDiagnosis(t *testing.T) {
+	api := fakeLive{
+		ever: map[string]bool{"old_metric": true},
+		now: map[string]bool{
+			"up": true, `up{job="a"}`: true, `up{instance="b"}`: true,
+		},
+	}
+	f := ParseFile("d.yaml", []byte("groups:\n- name: g\n  rules:\n  - alert: Gone\n    expr: old_metric > 1\n  - alert: Apart\n    expr: up{job=\"a\",instance=\"b\"} == 0\n"), ParseOptions{})
+	cfg := DefaultConfig()
+	cfg.Prometheus = api
+	cfg.Only = []string{CheckSeriesLive}
+	var got []string
+	for _, fd := range Lint([]*File{f}, cfg) {
+		got = append(got, fd.String())
+	}
+	want := []string{
+		"d.yaml:5:11: warning [series/live] old_metric had series in the last 1w but has none in the last hour: its target is gone or the metric was renamed",
+		`d.yaml:7:11: warning [series/live] each matcher of up{instance="b",job="a"} matches up series, but no series has them all together`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
