@@ -38,8 +38,8 @@ func lintNaN(p *Pass, r *Rule) {
 			return
 		}
 		p.ReportExpr(r, safeRange(b),
-			"division inside %s: where %s is 0 the ratio is NaN or Inf and the whole %s becomes NaN or Inf "+
-				"(and compares false with any threshold); aggregate numerator and denominator first and divide after, or filter the denominator (> 0)",
+			"division inside %s: where %s is 0 the ratio is NaN or Inf, and so is the %s of its whole group "+
+				"(NaN compares false with any threshold); aggregate numerator and denominator first and divide after, or filter the denominator (> 0)",
 			aggregationHead(agg), quoteExpr(r.Expr, safeRange(b.RHS)), agg.Op)
 	})
 }
