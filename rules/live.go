@@ -20,6 +20,7 @@ type LiveAPI interface {
 	MetricType(family string) (string, error)
 	QueryRange(expr string, window, step time.Duration) (model.Matrix, error)
 	CountSeries(selector string) (int, error)
+	ExternalLabels() (map[string]string, error)
 }
 
 // liveState is what the live checks learn during one run: whether the
@@ -30,6 +31,7 @@ type liveState struct {
 	reported bool  // the down finding was given
 	missing  map[string]bool
 	types    map[string]string
+	external map[string]string // nil until asked
 }
 
 func (p *Pass) live() *liveState {

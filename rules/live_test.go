@@ -32,7 +32,7 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
-	prom := testbin.StartPrometheus(t, "global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n"+
+	prom := testbin.StartPrometheus(t, "global: {scrape_interval: 1s, evaluation_interval: 1s, external_labels: {cluster: eu1}}\nscrape_configs:\n"+
 		"  - job_name: vllm\n    static_configs: [{targets: [\""+ln.Addr().String()+"\"]}]\n")
 	api, err := NewPrometheusAPI(prom.URL)
 	if err != nil {
@@ -74,12 +74,17 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
         expr: rate(process_resident_memory_bytes[1m]) > 0
       - alert: AlwaysTrue
         expr: vllm:num_requests_running >= 0
+      - alert: External
+        expr: vllm:num_requests_running > 1000
+        labels: {cluster: mine}
+        annotations:
+          summary: "{{ $externalLabels.cluster }} {{ $externalLabels.region }}"
 `
 	f := ParseFile("live.yaml", []byte(src), ParseOptions{})
 	cfg := DefaultConfig()
 	cfg.Prometheus = api
 	cfg.LiveWindow = time.Minute
-	cfg.Only = []string{"series", "alerts/count", "query/cost"}
+	cfg.Only = []string{"series", "alerts/count", "query/cost", "rule/external-labels"}
 	got := map[string]string{}
 	for _, fd := range Lint([]*File{f}, cfg) {
 		got[fd.Rule+" "+fd.Check] += fd.Message + "\n"
@@ -93,7 +98,9 @@ func TestLiveChecksAgainstSimulator(t *testing.T) {
 		"AlwaysTrue alerts/count":   "would have fired 1 time in the last 1m, on 1 series",
 		"NeverScraped alerts/count": "would not have fired in the last 1m (the expression returned 0 series)",
 		"AlwaysTrue query/cost":     "one evaluation reads 1 series (vllm:num_requests_running: 1)",
-		"NeverScraped query/cost":   "one evaluation reads 0 series (vllm:gpu_cache_usage_perc: 0)",
+		"External rule/external-labels": `label cluster is also an external label of the server (cluster="eu1"): the rule's value "mine" hides it on what this rule produces` + "\n" +
+			`"summary" reads $externalLabels.region, which the server does not have (its external labels: cluster): it renders as an empty string`,
+		"NeverScraped query/cost": "one evaluation reads 0 series (vllm:gpu_cache_usage_perc: 0)",
 	}
 	for k, w := range want {
 		if !strings.Contains(got[k], w) {
@@ -159,14 +166,25 @@ func TestLivePartialServer(t *testing.T) {
 	f := ParseFile("p.yaml", []byte("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: x_total > 1\n  - alert: B\n    expr: y_total > 1 and missing > 0\n"), ParseOptions{})
 	cfg := DefaultConfig()
 	cfg.Prometheus = api
-	cfg.Only = []string{"series"}
+	cfg.Only = []string{"series", "rule/external-labels"}
 	var got []string
+	notes := 0
 	for _, fd := range Lint([]*File{f}, cfg) {
+		if strings.Contains(fd.Message, "/api/v1/status/config") {
+			notes++
+			if fd.Severity != Info || fd.Check != "rule/external-labels" {
+				t.Errorf("missing config endpoint: %s", fd)
+			}
+			continue
+		}
 		got = append(got, fd.String())
 	}
 	if len(got) != 2 || !strings.Contains(got[0], "info [series/type] the server answered /api/v1/metadata with an error") ||
 		!strings.Contains(got[1], "warning [series/live] missing has no series on the server in the last 1w") {
 		t.Errorf("findings:\n%s", strings.Join(got, "\n"))
+	}
+	if notes != 1 {
+		t.Errorf("%d notes about the missing config endpoint, want 1 for the run", notes)
 	}
 }
 
@@ -228,7 +246,8 @@ func (fakeLive) MetricType(string) (string, error) { return "", nil }
 func (fakeLive) QueryRange(string, time.Duration, time.Duration) (model.Matrix, error) {
 	return nil, nil
 }
-func (fakeLive) CountSeries(string) (int, error) { return 0, nil }
+func (fakeLive) CountSeries(string) (int, error)            { return 0, nil }
+func (fakeLive) ExternalLabels() (map[string]string, error) { return map[string]string{}, nil }
 
 // The diagnoses that need history: a metric gone in the last hour, and
 // matchers that each match but never together.

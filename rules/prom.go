@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
 )
 
 // promAPI asks a live Prometheus (or a server with its HTTP API: Thanos,
@@ -124,6 +125,29 @@ func (p *promAPI) CountSeries(selector string) (int, error) {
 		return 0, nil
 	}
 	return int(vec[0].Value), nil
+}
+
+// ExternalLabels are the server's global.external_labels, read from its
+// configuration (/api/v1/status/config).
+func (p *promAPI) ExternalLabels() (map[string]string, error) {
+	ctx, cancel := p.ctx()
+	defer cancel()
+	cfg, err := p.api.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Global struct {
+			ExternalLabels map[string]string `yaml:"external_labels"`
+		} `yaml:"global"`
+	}
+	if err := yaml.Unmarshal([]byte(cfg.YAML), &doc); err != nil {
+		return nil, fmt.Errorf("reading the server's configuration: %w", err)
+	}
+	if doc.Global.ExternalLabels == nil {
+		doc.Global.ExternalLabels = map[string]string{}
+	}
+	return doc.Global.ExternalLabels, nil
 }
 
 // Unreachable reports whether err says the server could not be reached

@@ -55,6 +55,7 @@ var registry = []*Check{
 	checkSeriesType,
 	checkAlertsCount,
 	checkQueryCost,
+	checkRuleExternalLabels,
 }
 
 // Checks returns every registered check.
