@@ -19,20 +19,24 @@ type RemovedRecord struct {
 // series: they silently see no data (an alert on it never fires again).
 // With `paged lint --base REV` the linter knows which recording rules
 // the change removed; every rule still selecting one is reported.
+//
+// Without --base it notes (info) a rule that reads a recording rule
+// defined later in its own group: a group's rules run in order, so it
+// reads the previous evaluation's value. (Reading another group's
+// recording rule has the same lag, but mixins do it everywhere on purpose;
+// it is not reported.)
 var checkRuleDependency = &Check{
 	Name: "rule/dependency",
 	Help: "With --base REV: no rule selects a recording rule that the change removed or renamed (its series stops being written, " +
-		"and rules reading it see nothing).",
+		"and rules reading it see nothing). As info: a rule reading a recording rule defined later in its own group reads the " +
+		"previous evaluation's value.",
 	Severity: Warning,
 	File:     lintDependency,
 }
 
 func lintDependency(p *Pass, f *File) {
-	if len(p.Config.RemovedRecords) == 0 {
-		return
-	}
 	for _, g := range f.Groups {
-		for _, r := range g.Rules {
+		for i, r := range g.Rules {
 			if !ruleExprOK(r) {
 				continue
 			}
@@ -45,18 +49,53 @@ func lintDependency(p *Pass, f *File) {
 				if !ok {
 					return
 				}
-				rm, ok := p.Config.RemovedRecords[name]
-				if !ok {
-					return
-				}
 				saved := p.rule
 				p.group, p.rule = g, r
-				p.ReportExpr(r, safeRange(vs), "%s is written by the recording rule at %s:%d in %s, which this change removes: "+
-					"nothing writes it any more, so this rule sees no data", name, rm.Path, rm.Line, rm.Base)
-				p.rule = saved
+				defer func() { p.rule = saved }()
+				if rm, ok := p.Config.RemovedRecords[name]; ok {
+					p.ReportExpr(r, safeRange(vs), "%s is written by the recording rule at %s:%d in %s, which this change removes: "+
+						"nothing writes it any more, so this rule sees no data", name, rm.Path, rm.Line, rm.Base)
+					return
+				}
+				w, ok := p.Config.writers[name]
+				if !ok || w.rule == r {
+					return
+				}
+				switch {
+				case w.group == g && w.index > i:
+					p.ReportSeverity(Info, p.File.ExprRange(r.Expr, int(safeRange(vs).Start), int(safeRange(vs).End)),
+						"%s is written by the recording rule at line %d, later in this group: rules run in order, so this one reads "+
+							"the previous evaluation's value (move the recording rule above it)", name, w.rule.Node.Line)
+				}
 			})
 		}
 	}
+}
+
+// writer is the recording rule that writes a name, for rule/dependency.
+type writer struct {
+	group *Group
+	rule  *Rule
+	index int
+}
+
+// recordWriters maps each recorded name of a run to the first rule that
+// writes it.
+func recordWriters(files []*File) map[string]writer {
+	out := map[string]writer{}
+	for _, f := range files {
+		for _, g := range f.Groups {
+			for i, r := range g.Rules {
+				if r.Record == nil || r.Record.Value == "" {
+					continue
+				}
+				if _, ok := out[r.Record.Value]; !ok {
+					out[r.Record.Value] = writer{group: g, rule: r, index: i}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // RemovedRecords compares the recording rules of a base revision with the

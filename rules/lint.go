@@ -15,6 +15,7 @@ func Lint(files []*File, cfg *Config) []Finding {
 		cfg = DefaultConfig()
 	}
 	var out []Finding
+	cfg.writers = recordWriters(files)
 	for _, f := range files {
 		out = append(out, lintFile(f, cfg)...)
 	}
