@@ -73,3 +73,12 @@ func (p *Pass) ReportNode(n *yaml.Node, format string, args ...any) {
 func (p *Pass) ReportExpr(r *Rule, pr posrange.PositionRange, format string, args ...any) {
 	p.Report(p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)), format, args...)
 }
+
+// ReportRuleNode reports at a YAML node on behalf of rule r, for checks
+// that work on a whole file: the finding carries r's name and group.
+func (p *Pass) ReportRuleNode(r *Rule, n *yaml.Node, format string, args ...any) {
+	saved := p.rule
+	p.rule = r
+	p.ReportNode(n, format, args...)
+	p.rule = saved
+}

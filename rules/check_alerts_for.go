@@ -32,7 +32,7 @@ func lintFor(p *Pass, r *Rule) {
 			p.ReportNode(r.For.Node, "for: %s is shorter than the group's evaluation interval %s: the alert fires on the second evaluation that matches, %s after the first",
 				r.For.Value, r.Group.Interval.Value, r.Group.Interval.Value)
 		case d > maxSensibleFor:
-			p.ReportNode(r.For.Node, "for: %s is longer than a day: the alert stays pending that long after every restart of the evaluator or gap in the data; use a longer range in the expression instead", r.For.Value)
+			p.ReportNode(r.For.Node, "for: %s is longer than a day: one gap in the data (a missed scrape, a query error) or an evaluator outage longer than its restore tolerance (Prometheus: 1h) starts the wait over, so the alert stays pending that long again; use a longer range in the expression instead", r.For.Value)
 		}
 	}
 	if r.KeepFiringFor != nil && r.KeepFiringFor.Value != 0 {

@@ -75,7 +75,7 @@ const maxWalkDepth = 1000
 // walkAST calls fn for every node with its ancestors, outermost first.
 // The path slice is reused: copy it to keep it.
 func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
-	var path []parser.Node
+	path := make([]parser.Node, 0, 16)
 	var walk func(n parser.Node)
 	walk = func(n parser.Node) {
 		if isNilNode(n) || len(path) > maxWalkDepth {
@@ -83,8 +83,27 @@ func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
 		}
 		fn(n, path)
 		path = append(path, n)
-		for _, c := range astChildren(n) {
-			walk(c)
+		// The common nodes inline, without building a slice of children.
+		switch n := n.(type) {
+		case *parser.BinaryExpr:
+			walk(n.LHS)
+			walk(n.RHS)
+		case *parser.AggregateExpr:
+			walk(n.Expr)
+			walk(n.Param)
+		case *parser.ParenExpr:
+			walk(n.Expr)
+		case *parser.MatrixSelector:
+			walk(n.VectorSelector)
+		case *parser.Call:
+			for _, a := range n.Args {
+				walk(a)
+			}
+		case *parser.VectorSelector, *parser.NumberLiteral, *parser.StringLiteral:
+		default:
+			for _, c := range astChildren(n) {
+				walk(c)
+			}
 		}
 		path = path[:len(path)-1]
 	}
@@ -147,10 +166,8 @@ func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
 type fileFacts struct {
 	file     *File
 	recorded map[string]bool // built on first use
-	// series/live: answers already received, and the first error (after
-	// which the server is not asked again for this file).
-	live    map[string]bool
-	liveErr error
+	// series/live: the answers already received.
+	live map[string]string // selector -> the series/live finding, "" when it has series
 }
 
 // isRecorded reports whether a recording rule of the file defines name.
@@ -213,18 +230,20 @@ const (
 	vNotReal                     // a name the server never exported
 	vUnknown                     // a server's prefix, but not a name in the catalogue
 	vEngine                      // a vLLM V1-only metric in a rule for V0
+	vNearMiss                    // a misspelt server prefix (sglang_, sgl:): AltName is the name to write
 )
 
 // llmSelector is a vector selector of a known LLM server's metric.
 type llmSelector struct {
-	VS      *parser.VectorSelector
-	Name    string
-	Server  *catalog.Server
-	Verdict verdict
-	Series  catalog.Series // for vKnown, vRemoved, vWrongSuffix, vEngine
-	Alt     catalog.Series // for vMissingTotal, vExtraTotal: the real metric
-	AltName string         // for vMissingTotal, vExtraTotal: the name to write
-	NotReal *catalog.NotReal
+	VS        *parser.VectorSelector
+	Name      string
+	Server    *catalog.Server
+	Verdict   verdict
+	Series    catalog.Series // for vKnown, vRemoved, vWrongSuffix, vEngine
+	Alt       catalog.Series // for vMissingTotal, vExtraTotal: the real metric
+	AltName   string         // for vMissingTotal, vExtraTotal, vNearMiss: the name to write
+	AltPrefix string         // for vNearMiss: the server's prefix
+	NotReal   *catalog.NotReal
 }
 
 // llmSelectors returns the selectors of a rule's expression that name a
@@ -271,6 +290,10 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 			} else {
 				sel.Verdict = vWrongSuffix
 			}
+			return sel
+		}
+		if nm, ok := cat.NearMiss(name); ok {
+			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix = nm.Server, vNearMiss, nm.Name, nm.Prefix
 			return sel
 		}
 		sel.Verdict = vNotOurs

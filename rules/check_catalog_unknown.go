@@ -8,7 +8,8 @@ var checkCatalogUnknownMetric = &Check{
 	Name: CheckCatalogUnknownMetric,
 	Help: "A metric with the prefix of a known LLM server (vllm:, tgi_, sglang:, nv_, DCGM_) is one that server exports; " +
 		"names it never exported are errors with the catalogue's advice, other unknown names are warnings with a \"did you mean\" " +
-		"(for dcgm-exporter, whose fields are configurable, only likely typos are reported).",
+		"(for dcgm-exporter, whose fields are configurable, only likely typos are reported). A misspelt prefix (sglang_, sgl:, vllm_, tgi:, " +
+		"nv:, dcgm_fi_) is reported when the right prefix gives a known name.",
 	Severity: Warning,
 	File:     perRule(catalogUnknownMetric),
 }
@@ -21,6 +22,10 @@ func catalogUnknownMetric(p *Pass, r *Rule, ff *fileFacts) {
 		case vNotReal:
 			p.ReportSeverity(Error, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
 				"%s was never exported by %s: use %s", s.Name, s.NotReal.Server.Title, s.NotReal.Advice)
+		case vNearMiss:
+			p.ReportExpr(r, pr, "%s does not have %s's prefix %s, so it matches nothing a %s server exports: did you mean %s? "+
+				"(if a collector renamed the series on purpose, silence this with # paged:disable %s)",
+				s.Name, s.Server.Title, s.AltPrefix, s.Server.Title, s.AltName, CheckCatalogUnknownMetric)
 		case vUnknown:
 			if sug := cat.Suggest(s.Name); sug != "" {
 				p.ReportExpr(r, pr, "%s is not a %s metric; did you mean %s?", s.Name, s.Server.Title, sug)

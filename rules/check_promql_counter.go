@@ -13,8 +13,8 @@ const CheckPromQLCounter = "promql/counter"
 var checkPromQLCounter = &Check{
 	Name: CheckPromQLCounter,
 	Help: "A counter only grows (and restarts at 0), so its raw value is a running total since the process started: compare or " +
-		"compute with rate(), irate() or increase() of it. Types come from the LLM metric catalogue, else from the name " +
-		"(_total and _bucket are counters). Counting series (count, absent, and/unless on the right) is fine.",
+		"compute with rate(), irate() or increase() of it. Types come from the LLM metric catalogue (with --prometheus, " +
+		"also from the server's metadata); a name ending in _total alone is not enough, many exporters have _total gauges. Counting series (count, absent, and/unless on the right) is fine.",
 	Severity: Warning,
 	File:     perRule(promqlCounter),
 }
@@ -37,10 +37,10 @@ func promqlCounter(p *Pass, r *Rule, ff *fileFacts) {
 			return
 		}
 		if !fromCatalog {
-			// Only the name says so: many exporters have _total gauges.
-			p.ReportSeverity(Info, p.File.ExprRange(r.Expr, int(vs.PositionRange().Start), int(vs.PositionRange().End)),
-				"%s is a counter by its name: its raw value is a running total since the process started; "+
-					"use rate(), irate() or increase() on it (if it is a gauge, silence this with # paged:disable %s)", name, CheckPromQLCounter)
+			// Only the name says so, and many exporters have _total gauges
+			// (minio_cluster_nodes_offline_total, container_fs_inodes_total):
+			// without the catalogue, only the server's metadata can tell
+			// (the live check, with --prometheus).
 			return
 		}
 		p.ReportExpr(r, vs.PositionRange(), "%s is a counter: its raw value is a running total since the process started; "+

@@ -10,21 +10,24 @@ const CheckSeriesLive = "series/live"
 
 var checkSeriesLive = &Check{
 	Name: CheckSeriesLive,
-	Help: "With --prometheus URL: every selector of an expression matches at least one series on that server " +
-		"(selectors under absent() and names recorded by the same file are skipped; each selector is asked once per file).",
+	Help: "With --prometheus URL: every selector of an expression matches at least one series on that server, and when it " +
+		"does not the finding says why: the name never had series in the lookback (7d), it disappeared, or which matcher " +
+		"excludes every series and what values the label has (selectors under absent() and names recorded by the same file " +
+		"are skipped; each selector is asked once per file; an unreachable server is one finding for the run).",
 	Severity: Warning,
 	Online:   true,
 	File:     perRule(seriesLive),
 }
 
 func seriesLive(p *Pass, r *Rule, ff *fileFacts) {
-	if !ruleExprOK(r) || p.Config == nil || p.Config.Prometheus == nil {
+	if !ruleExprOK(r) || p.Config == nil || p.Config.Prometheus == nil || p.liveDown() {
 		return
 	}
+	api, rich := p.Config.Prometheus.(LiveAPI)
 	seen := map[string]bool{}
 	walkAST(r.Expr.AST, func(n parser.Node, path []parser.Node) {
 		vs, ok := n.(*parser.VectorSelector)
-		if !ok || vs == nil || underAbsent(path) || ff.liveErr != nil {
+		if !ok || vs == nil || underAbsent(path) || p.liveDown() {
 			return
 		}
 		if name, ok := selectorName(vs); ok && ff.isRecorded(name) {
@@ -35,23 +38,27 @@ func seriesLive(p *Pass, r *Rule, ff *fileFacts) {
 			return
 		}
 		seen[sel] = true
-		exists, asked := ff.live[sel]
+		msg, asked := ff.live[sel]
 		if !asked {
-			var err error
-			exists, err = p.Config.Prometheus.SeriesExist(sel)
+			exists, err := p.Config.Prometheus.SeriesExist(sel)
 			if err != nil {
-				// One finding per file: the next selectors would fail the same way.
-				ff.liveErr = err
-				p.ReportExpr(r, vs.PositionRange(), "could not ask Prometheus about %s (not asking again for this file): %v", sel, err)
+				p.liveError(r, "/api/v1/series", err)
 				return
 			}
-			if ff.live == nil {
-				ff.live = map[string]bool{}
+			msg = ""
+			if !exists {
+				msg = "no series matches " + sel + " on the Prometheus server"
+				if rich {
+					msg = diagnoseSelector(p, r, api, vs, sel)
+				}
 			}
-			ff.live[sel] = exists
+			if ff.live == nil {
+				ff.live = map[string]string{}
+			}
+			ff.live[sel] = msg
 		}
-		if !exists {
-			p.ReportExpr(r, vs.PositionRange(), "no series matches %s on the Prometheus server", sel)
+		if msg != "" {
+			p.ReportExpr(r, vs.PositionRange(), "%s", msg)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -35,8 +36,25 @@ type Config struct {
 	CheckLinks bool
 	// Prometheus, when set, enables online checks against that server.
 	Prometheus PrometheusAPI
+	// PrometheusURL is lint.prometheus.url from the file; the command
+	// line's --prometheus wins.
+	PrometheusURL string
+	// LiveLookback is how far back the live checks look for a selector's
+	// series when explaining why it matches nothing (default 7d).
+	LiveLookback time.Duration
+	// LiveWindow is the history alerts/count replays (default 1d).
+	LiveWindow time.Duration
+	// LiveMaxSeries: query/cost warns above this many series read by one
+	// evaluation (default 100000).
+	LiveMaxSeries int
+	// RemovedRecords are the recording rules a base revision has and the
+	// linted files do not (paged lint --base), for rule/dependency.
+	RemovedRecords map[string]RemovedRecord
 	// Only, when set, runs just these checks (besides the loader's).
 	Only []string
+
+	live    *liveState        // what the live checks learnt during this run
+	writers map[string]writer // recorded name -> the rule writing it, in this run
 }
 
 // PrometheusAPI is what online checks ask a live Prometheus.
@@ -55,6 +73,9 @@ func DefaultConfig() *Config {
 		RequiredAnnotations: []string{"summary", "runbook_url"},
 		ScrapeInterval:      15 * time.Second,
 		MinRangeScrapes:     2,
+		LiveLookback:        7 * 24 * time.Hour,
+		LiveWindow:          24 * time.Hour,
+		LiveMaxSeries:       100000,
 	}
 }
 
@@ -120,6 +141,12 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 		ScrapeInterval      string              `yaml:"scrape_interval"`
 		MinRangeScrapes     int                 `yaml:"min_range_scrapes"`
 		RunbooksDir         string              `yaml:"runbooks_dir"`
+		Prometheus          struct {
+			URL       string `yaml:"url"`
+			Lookback  string `yaml:"lookback"`
+			Window    string `yaml:"window"`
+			MaxSeries int    `yaml:"max_series"`
+		} `yaml:"prometheus"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -166,6 +193,26 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 		c.MinRangeScrapes = raw.MinRangeScrapes
 	}
 	c.RunbooksDir = raw.RunbooksDir
+	c.PrometheusURL = raw.Prometheus.URL
+	if raw.Prometheus.MaxSeries < 0 {
+		return nil, fmt.Errorf("%s: prometheus.max_series must not be negative", path)
+	}
+	if raw.Prometheus.MaxSeries > 0 {
+		c.LiveMaxSeries = raw.Prometheus.MaxSeries
+	}
+	for _, d := range []struct {
+		key, val string
+		dst      *time.Duration
+	}{{"prometheus.lookback", raw.Prometheus.Lookback, &c.LiveLookback}, {"prometheus.window", raw.Prometheus.Window, &c.LiveWindow}} {
+		if d.val == "" {
+			continue
+		}
+		v, err := model.ParseDuration(d.val)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%s: %s: not a positive duration: %q", path, d.key, d.val)
+		}
+		*d.dst = time.Duration(v)
+	}
 	return c, nil
 }
 

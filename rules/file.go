@@ -324,6 +324,13 @@ func (w *walker) yamlError(err error) {
 		if line > w.f.index.lines() {
 			line = w.f.index.lines()
 		}
+		if strings.Contains(l, "tab character") {
+			// The decoder names the line of the node it was reading,
+			// often the one above: point at the tab itself.
+			if tl, tc := w.tabIndent(line); tl > 0 {
+				line, col = tl, tc
+			}
+		}
 		if col == 0 {
 			col = firstNonSpace(w.f.index.line(line))
 		}
@@ -335,6 +342,23 @@ func (w *walker) yamlError(err error) {
 			Message:  l,
 		})
 	}
+}
+
+// tabIndent finds the first line from `from` on whose indentation holds a
+// tab, and the column of that tab.
+func (w *walker) tabIndent(from int) (line, col int) {
+	for l := max(from, 1); l <= w.f.index.lines() && l < from+50; l++ {
+		text := w.f.index.line(l)
+		for i, r := range text {
+			if r == '\t' {
+				return l, len([]rune(text[:i])) + 1
+			}
+			if r != ' ' && r != '-' {
+				break
+			}
+		}
+	}
+	return 0, 0
 }
 
 func firstNonSpace(s string) int {
@@ -571,6 +595,10 @@ func (w *walker) groupsDoc(doc *yaml.Node) {
 		w.problem(m, CheckStructure, Error, "a rule file must be a mapping with a groups: key, not a %s", kindName(m))
 		return
 	}
+	if msg := foreignFile(m); msg != "" && !w.opts.IgnoreUnknownFields && len(m.Content) > 0 {
+		w.problem(m.Content[0], CheckStructure, Error, "%s", msg)
+		return
+	}
 	for _, kv := range w.entries(m) {
 		if kv[0].Value == "groups" {
 			w.groups(kv[1], false)
@@ -783,7 +811,7 @@ func (w *walker) parseExpr(g *Group, r *Rule) {
 	e.Err = err
 	var perrs parser.ParseErrors
 	if errors.As(err, &perrs) && len(perrs) > 0 {
-		for _, pe := range perrs {
+		for _, pe := range mainParseErrors(perrs) {
 			start, end := int(pe.PositionRange.Start), int(pe.PositionRange.End)
 			// The parser reports an unclosed bracket at the end of the
 			// input; point at the bracket that is never closed instead.
@@ -791,6 +819,9 @@ func (w *walker) parseExpr(g *Group, r *Rule) {
 				if i := unclosedBracket(e.Value, msg); i >= 0 {
 					start, end = i, i+1
 				}
+			}
+			if msg := pe.Err.Error(); strings.HasPrefix(msg, "unexpected right ") && start < len(e.Value) {
+				end = start + 1 // the stray bracket itself
 			}
 			rng := w.f.ExprRange(e, start, end)
 			w.f.Problems = append(w.f.Problems, Finding{
@@ -856,6 +887,27 @@ func (w *walker) labels(n *yaml.Node, what string) []KV {
 		out = append(out, KV{Key: Scalar{Value: k.Value, Node: k}, Value: val})
 	}
 	return out
+}
+
+// mainParseErrors keeps the error that explains the others: after a stray
+// closing bracket the parser also reports the enclosing call as empty
+// ("no arguments for aggregate expression provided"), which misleads. An
+// "unexpected" token is the cause; without one all errors are kept.
+func mainParseErrors(perrs parser.ParseErrors) parser.ParseErrors {
+	if len(perrs) < 2 {
+		return perrs
+	}
+	var first *parser.ParseErr
+	for i := range perrs {
+		if strings.HasPrefix(perrs[i].Err.Error(), "unexpected ") &&
+			(first == nil || perrs[i].PositionRange.Start < first.PositionRange.Start) {
+			first = &perrs[i]
+		}
+	}
+	if first == nil {
+		return perrs
+	}
+	return parser.ParseErrors{*first}
 }
 
 // unclosedBracket returns the offset of the last opening bracket of the

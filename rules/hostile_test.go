@@ -83,6 +83,13 @@ func FuzzLint(f *testing.F) {
 		"apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nspec:\n  groups:\n    - name: x\n      rules:\n        - alert: Y\n          expr: \"up == 0\"\n",
 		"groups:\n  - &a\n    name: g\n    rules: []\n  - *a\n",
 		"groups:\n- name: g\n  rules:\n  - alert: A # paged:disable alerts/labels\n    expr: >\n      up\n      == 0\n",
+		// The semantic checks: absent branches, fallbacks, division, regexps, topk, matching.
+		"groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up{job=\"a\"} == 0 or absent(up{job=\"a\"})\n    annotations: {s: '{{ $labels.instance }}'}\n",
+		"groups:\n- name: g\n  rules:\n  - record: a:b\n    expr: sum by (c) (x{c=~\"2..\"} or vector(0)) / sum(a / (b > 0))\n  - record: a:b\n    expr: sum by (c) (x{c=~\"3..\"})\n",
+		"groups:\n- name: g\n  rules:\n  - alert: A\n    expr: topk(3, x{job=~\"^.*a.*$\", job=\"b.*\"}) * on (i) group_left (__name__, z) sum by (i) (y) > 1\n",
+		"groups:\n- name: g\n  rules:\n  - alert: A\n    expr: sum(rate(x[5m]])) > 1 and on (job) y{job=\"a\"} unless z{job=\"b\"}\n",
+		"groups:\n  - name: g\n    rules:\n      - alert: A\n\t      expr: up == 0\n",
+		"rule_files: [a.yaml]\ntests:\n  - input_series: []\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -15,10 +15,27 @@ func Lint(files []*File, cfg *Config) []Finding {
 		cfg = DefaultConfig()
 	}
 	var out []Finding
+	cfg.writers = recordWriters(files)
 	for _, f := range files {
 		out = append(out, lintFile(f, cfg)...)
 	}
 	SortFindings(out)
+	return dedupe(out)
+}
+
+// dedupe drops a finding equal to the one before it: a YAML alias lists
+// one node in several rules, and each would report it at the same place.
+func dedupe(fs []Finding) []Finding {
+	out := fs[:0]
+	for i, f := range fs {
+		if i > 0 {
+			p := fs[i-1]
+			if p.Path == f.Path && p.Range == f.Range && p.Check == f.Check && p.Message == f.Message {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
 	return out
 }
 

@@ -348,6 +348,8 @@ func SeriesHint(name, server string) string {
 			return fmt.Sprintf("%s is not a %s metric; did you mean %s?", name, s.Server.Title, sug)
 		}
 		return ""
+	case vNearMiss:
+		return fmt.Sprintf("%s does not have %s's prefix %s: did you mean %s?", name, s.Server.Title, s.AltPrefix, s.AltName)
 	case vEngine:
 		return fmt.Sprintf("%s exists only in vLLM's V1 engine, and this rule is for the legacy V0 engine (server: vllm-v0)", name)
 	case vKnown:

@@ -26,6 +26,7 @@ var registry = []*Check{
 	checkStructure,
 	checkPromQLSyntax,
 	checkRuleDuplicate,
+	checkRuleDependency,
 	checkAlertsTemplate,
 	checkAlertsTemplateLabels,
 	checkAlertsFor,
@@ -33,7 +34,13 @@ var registry = []*Check{
 	checkAlertsAnnotations,
 	checkAlertsRunbook,
 	checkAlertsComparison,
+	checkAlertsAbsentLabels,
+	checkAlertsFragile,
 	checkPromQLRange,
+	checkPromQLOrVector,
+	checkPromQLNaN,
+	checkPromQLRegexp,
+	checkPromQLImpossible,
 	// LLM metric catalogue and type-aware PromQL checks.
 	checkCatalogUnknownMetric,
 	checkCatalogCounterSuffix,
@@ -45,6 +52,10 @@ var registry = []*Check{
 	checkPromQLHistogramLe,
 	checkPromQLLeBucket,
 	checkSeriesLive,
+	checkSeriesType,
+	checkAlertsCount,
+	checkQueryCost,
+	checkRuleExternalLabels,
 }
 
 // Checks returns every registered check.

@@ -23,6 +23,7 @@ type lintCmd struct {
 	IgnoreUnknownFields bool     `name:"ignore-unknown-fields" help:"Accept keys Prometheus does not know."`
 	EnableFeature       []string `name:"enable-feature" help:"PromQL features, as promtool's flag: promql-experimental-functions, promql-binop-fill-modifiers, promql-unquoted-utf8-names." placeholder:"FEATURE"`
 	ListChecks          bool     `name:"list-checks" help:"List the checks and exit."`
+	Base                string   `name:"base" placeholder:"REV" help:"Git revision the change is compared with (e.g. main): rules that still use a recording rule removed since REV are reported (rule/dependency)."`
 	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
@@ -84,6 +85,9 @@ func (c *lintCmd) Run(e *env) error {
 			return usageError("lint: %v", err)
 		}
 	}
+	if c.Prometheus == "" {
+		c.Prometheus = cfg.PrometheusURL // lint.prometheus.url in .paged-lint.yaml
+	}
 	if c.Prometheus != "" {
 		api, err := rules.NewPrometheusAPI(c.Prometheus)
 		if err != nil {
@@ -104,6 +108,13 @@ func (c *lintCmd) Run(e *env) error {
 		}
 		files = append(files, f)
 		byPath[f.Path] = f
+	}
+	if c.Base != "" {
+		base, err := baseFiles(c.Base, paths, opts)
+		if err != nil {
+			return usageError("lint: %v", err)
+		}
+		cfg.RemovedRecords = rules.RemovedRecords(base, files, c.Base)
 	}
 	findings := rules.Lint(files, cfg)
 	src := func(path string, line int) string {

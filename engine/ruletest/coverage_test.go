@@ -103,3 +103,24 @@ func TestCRDRuleFile(t *testing.T) {
 		t.Errorf("coverage: %+v", a)
 	}
 }
+
+// A failing case proves nothing about the rule: it does not count.
+func TestCoverageCountsOnlyPassingCases(t *testing.T) {
+	res, _, _ := run(t, ruletest.Options{}, "testdata/coverage_failing.test.yaml")
+	if !res.Failed() {
+		t.Fatal("the wrong case passed")
+	}
+	for _, a := range res.Coverage.Alerts {
+		if a.Alert != "KVCacheFull" {
+			continue
+		}
+		if len(a.NotFiring) != 0 || a.Covered() {
+			t.Errorf("the failing not-firing case counted: %+v", a)
+		}
+		if len(a.Firing) != 1 || a.Firing[0].Pos.Line != 15 {
+			t.Errorf("the passing firing case at line 15 is not counted: %+v", a)
+		}
+		return
+	}
+	t.Fatal("KVCacheFull not in the coverage")
+}

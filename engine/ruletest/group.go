@@ -126,7 +126,7 @@ func (r *runner) group(ctx context.Context, g groupRun, debug io.Writer) error {
 	}
 	maxt := mint.Add(tg.maxEvalTime())
 
-	for i, c := range tg.AlertRuleTests {
+	for _, c := range tg.AlertRuleTests {
 		if c.Alertname == "" {
 			where := ""
 			if tg.Name != "" {
@@ -136,7 +136,6 @@ func (r *runner) group(ctx context.Context, g groupRun, debug io.Writer) error {
 				model.Duration(c.EvalTime), where))
 			return nil
 		}
-		r.cov.record(g.ruleFiles, c.Alertname, len(c.ExpAlerts) > 0, CaseRef{Pos: tg.AlertRuleTests[i].Pos, Group: g.result.Name})
 	}
 	// Alert cases sorted by eval_time; each is checked after the evaluation
 	// at the last ts <= eval_time.
@@ -284,27 +283,33 @@ func expectedAlerts(alertname string, exp []ExpAlert) []alertInstance {
 	return out
 }
 
+// checkAlerts compares one alert_rule_test case; only a case that passes
+// counts towards coverage (a failing case proves nothing about the rule).
 func (r *runner) checkAlerts(g *groupRun, groups []*rules.Group, c AlertTestCase) {
-	r.compareAlerts(g, c, "alert_rule_test", "", expectedAlerts(c.Alertname, c.ExpAlerts), activeAlerts(groups, c.Alertname, rules.StateFiring))
+	ok := r.compareAlerts(g, c, "alert_rule_test", "", expectedAlerts(c.Alertname, c.ExpAlerts), activeAlerts(groups, c.Alertname, rules.StateFiring))
 	if c.HasPending {
-		r.compareAlerts(g, c, "alert_rule_test exp_pending_alerts", "pending ", expectedAlerts(c.Alertname, c.ExpPendingAlerts), activeAlerts(groups, c.Alertname, rules.StatePending))
+		ok = r.compareAlerts(g, c, "alert_rule_test exp_pending_alerts", "pending ", expectedAlerts(c.Alertname, c.ExpPendingAlerts), activeAlerts(groups, c.Alertname, rules.StatePending)) && ok
+	}
+	if ok {
+		r.cov.record(g.ruleFiles, c.Alertname, len(c.ExpAlerts) > 0, CaseRef{Pos: c.Pos, Group: g.result.Name})
 	}
 }
 
-func (r *runner) compareAlerts(g *groupRun, c AlertTestCase, kind, what string, exp, got []alertInstance) {
+func (r *runner) compareAlerts(g *groupRun, c AlertTestCase, kind, what string, exp, got []alertInstance) bool {
 	sortAlerts(exp)
 	sortAlerts(got)
 	if alertsEqual(exp, got) {
-		return
+		return true
 	}
 	head := fmt.Sprintf("%s    %salertname: %s, time: %s, ", g.namePrefix(), what, c.Alertname, model.Duration(c.EvalTime))
 	if r.opts.Diff {
 		g.fail(c.Pos, kind, head+"\n        diff (- expected, + got):\n            "+
 			indent(lineDiff(alertLines(exp), alertLines(got)), "            "))
-		return
+		return false
 	}
 	g.fail(c.Pos, kind, head+"\n        exp:"+indent(alertsText(exp), "            ")+
 		", \n        got:"+indent(alertsText(got), "            "))
+	return false
 }
 
 func (r *runner) checkPromQL(ctx context.Context, g *groupRun, suite *promqltest.LazyLoader, mint time.Time, c PromQLTestCase) {
