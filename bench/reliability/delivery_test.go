@@ -65,6 +65,14 @@ func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
 	prom := startPrometheus(t, prometheusConfig(x, ""))
 	s, h := newSlack(t), newHook(t)
 	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("paged's output (last 6000 bytes):\n%s", tail(p.out.String(), 6000))
+			if as, ok := p.alerts(); ok {
+				t.Logf("paged's alerts at the end: %+v", as)
+			}
+		}
+	})
 	p.waitReady(30 * time.Second)
 	high, low := episodeTimes(d)
 	sch := newScheduler(x, deliveryInstances(), high, low)
