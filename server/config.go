@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"go.yaml.in/yaml/v3"
 
@@ -33,6 +35,8 @@ const (
 	// selector may match no series before PagedRuleNoSeries fires.
 	DefaultNoSeriesAfter  = 30 * time.Minute
 	DefaultScrapeInterval = 5 * time.Second
+	// DefaultScrapeTimeout is Prometheus's, capped at the interval.
+	DefaultScrapeTimeout = 10 * time.Second
 	DefaultRetention      = 24 * time.Hour
 	DefaultMetricsPath    = "/metrics"
 	DefaultScheme         = "http"
@@ -126,26 +130,18 @@ type PrometheusDatasource struct {
 // EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
 // keeps the samples in a local TSDB.
 type EmbeddedDatasource struct {
+	// ScrapeInterval and ScrapeTimeout are the defaults of jobs that set
+	// none (Prometheus's global.scrape_interval and scrape_timeout).
 	ScrapeInterval time.Duration
+	ScrapeTimeout  time.Duration // 0: min(10s, ScrapeInterval)
 	Retention      time.Duration
-	ScrapeConfigs  []ScrapeConfig
-}
-
-// ScrapeConfig is the subset of Prometheus's scrape_config that the
-// embedded mode accepts.
-type ScrapeConfig struct {
-	JobName        string
-	StaticConfigs  []StaticConfig
-	MetricsPath    string
-	Scheme         string
-	ScrapeInterval time.Duration // 0: embedded.scrape_interval
-	ScrapeTimeout  time.Duration // 0: the scrape interval
-}
-
-// StaticConfig is a list of targets with common labels.
-type StaticConfig struct {
-	Targets []string
-	Labels  map[string]string
+	// Keep is KeepReferenced (store only the metrics the rules read, plus
+	// the scrape health series) or KeepAll.
+	Keep string
+	// ScrapeConfigs are Prometheus's scrape_configs, verbatim, parsed by
+	// Prometheus's config package (every service discovery, relabelling,
+	// auth, TLS, limits), relative paths resolved against paged.yaml.
+	ScrapeConfigs []*config.ScrapeConfig
 }
 
 // StorageConfig is the storage: block.
@@ -259,7 +255,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					)
 				}},
 				field{"embedded", func(n *yaml.Node, key string) {
-					d.embedded(n, key, &ds.Embedded)
+					d.embedded(n, key, dir, &ds.Embedded)
 				}},
 			)
 		}},
@@ -381,7 +377,7 @@ func defaultConfig() *Config {
 				HTTPConfig:     promconfig.DefaultHTTPClientConfig,
 				CombineQueries: true,
 			},
-			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
+			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention, Keep: KeepReferenced},
 		},
 		Storage: StorageConfig{Path: DefaultStoragePath},
 		Web: WebConfig{
@@ -576,44 +572,22 @@ func httpConfigFiles(hc *promconfig.HTTPClientConfig) []fileRef {
 	return out
 }
 
-func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
+func (d *decoder) embedded(n *yaml.Node, key, dir string, dst *EmbeddedDatasource) {
+	var scrapeNode *yaml.Node
 	d.mapping(n, key,
 		field{"scrape_interval", d.duration(&dst.ScrapeInterval, false)},
+		field{"scrape_timeout", d.duration(&dst.ScrapeTimeout, false)},
 		field{"retention", d.duration(&dst.Retention, false)},
-		field{"scrape_configs", d.list(func(n *yaml.Node, key string) {
-			sc := ScrapeConfig{MetricsPath: DefaultMetricsPath, Scheme: DefaultScheme}
-			d.mapping(n, key,
-				field{"job_name", d.str(&sc.JobName)},
-				field{"metrics_path", d.str(&sc.MetricsPath)},
-				field{"scheme", d.oneOf(&sc.Scheme, "http", "https")},
-				field{"scrape_interval", d.duration(&sc.ScrapeInterval, false)},
-				field{"scrape_timeout", d.duration(&sc.ScrapeTimeout, false)},
-				field{"static_configs", d.list(func(n *yaml.Node, key string) {
-					var st StaticConfig
-					d.mapping(n, key,
-						field{"targets", d.list(func(n *yaml.Node, key string) {
-							var t string
-							d.hostPort(&t)(n, key)
-							if t != "" {
-								st.Targets = append(st.Targets, t)
-							}
-						})},
-						field{"labels", d.labelSet(&st.Labels)},
-					)
-					sc.StaticConfigs = append(sc.StaticConfigs, st)
-				})},
-			)
-			if sc.JobName == "" {
-				d.errorf(n, key+".job_name", "required")
-			} else if slices.ContainsFunc(dst.ScrapeConfigs, func(o ScrapeConfig) bool { return o.JobName == sc.JobName }) {
-				d.errorf(n, key+".job_name", "duplicate job name %q", sc.JobName)
-			}
-			if !strings.HasPrefix(sc.MetricsPath, "/") {
-				d.errorf(n, key+".metrics_path", "must start with /")
-			}
-			dst.ScrapeConfigs = append(dst.ScrapeConfigs, sc)
-		})},
+		field{"keep", d.oneOf(&dst.Keep, KeepReferenced, KeepAll)},
+		field{"scrape_configs", func(n *yaml.Node, key string) { scrapeNode = n }},
 	)
+	if dst.ScrapeTimeout > dst.ScrapeInterval {
+		d.errorf(findKey(n, "scrape_timeout"), key+".scrape_timeout", "%s is greater than scrape_interval %s", model.Duration(dst.ScrapeTimeout), model.Duration(dst.ScrapeInterval))
+		dst.ScrapeTimeout = 0
+	}
+	if scrapeNode != nil {
+		d.scrapeConfigs(scrapeNode, key+".scrape_configs", dir, dst)
+	}
 }
 
 // ruleFiles expands each glob; a glob that matches nothing is a problem

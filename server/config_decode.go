@@ -60,6 +60,12 @@ func (d *decoder) expand(n *yaml.Node, getenv func(string) string, key string) {
 	if n == nil {
 		return
 	}
+	if key == scrapeConfigsKey {
+		// Prometheus's scrape_configs are taken verbatim, as Prometheus
+		// reads them: no ${ENV} there, where relabelling's ${1} means a
+		// regex group.
+		return
+	}
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for i, c := range n.Content {

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"path/filepath"
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/engine"
@@ -40,21 +43,17 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			Logger:         deps.Logger,
 			Registerer:     deps.Registerer,
 		}
-		for _, sc := range e.ScrapeConfigs {
-			out := embedded.ScrapeConfig{
-				JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme,
-				ScrapeInterval: sc.ScrapeInterval, ScrapeTimeout: sc.ScrapeTimeout,
-			}
-			for _, st := range sc.StaticConfigs {
-				out.StaticConfigs = append(out.StaticConfigs, embedded.StaticConfig{Targets: st.Targets, Labels: st.Labels})
-			}
-			eo.ScrapeConfigs = append(eo.ScrapeConfigs, out)
+		eo.PromScrapeConfigs = e.ScrapeConfigs
+		eo.ScrapeTimeout = e.ScrapeTimeout
+		if e.Keep != KeepAll {
+			eo.Keep = &embedded.Keep{} // until the rules are loaded: only the scrape health series
 		}
 		emb, err := embedded.New(eo)
 		if err != nil {
 			return nil, err
 		}
 		a.emb = emb
+		a.keepReferenced = e.Keep != KeepAll
 		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
 		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
@@ -84,6 +83,9 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 type engineAdapter struct {
 	eng *engine.Engine
 	emb *embedded.Embedded // nil with a remote datasource
+	// keepReferenced: the embedded TSDB stores only the metrics the
+	// loaded rules read (datasource.embedded.keep: referenced).
+	keepReferenced bool
 }
 
 func (a *engineAdapter) Run(ctx context.Context) error {
@@ -99,11 +101,57 @@ func (a *engineAdapter) Run(ctx context.Context) error {
 }
 
 func (a *engineAdapter) ApplyRules(cfg *Config) error {
-	return a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
+	if err := a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
 		NoSeriesAfter:      cfg.Global.NoSeriesAfter,
-	})
+	}); err != nil {
+		return err
+	}
+	if a.emb == nil || !a.keepReferenced {
+		return nil
+	}
+	keep := embedded.KeepFor(ruleExprs(a.eng.RuleGroups())...)
+	if sameKeep(keep, a.emb.Options().Keep) {
+		return nil
+	}
+	if err := a.emb.SetKeep(keep); err != nil {
+		return fmt.Errorf("embedded keep filter: %w", err)
+	}
+	return nil
+}
+
+// ruleExprs lists the expressions of every rule of groups.
+func ruleExprs(groups []*promrules.Group) []parser.Expr {
+	var out []parser.Expr
+	for _, g := range groups {
+		for _, r := range g.Rules() {
+			switch r := r.(type) {
+			case *promrules.AlertingRule:
+				out = append(out, r.Query())
+			case *promrules.RecordingRule:
+				out = append(out, r.Query())
+			}
+		}
+	}
+	return out
+}
+
+func sameKeep(a, b *embedded.Keep) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.Equal(a.Names, b.Names) && slices.Equal(a.Patterns, b.Patterns)
+}
+
+// Targets returns the embedded scraper's targets; nil with a remote
+// datasource.
+func (a *engineAdapter) Targets() ([]embedded.Target, []embedded.DroppedTarget, map[string]int, bool) {
+	if a.emb == nil {
+		return nil, nil, nil, false
+	}
+	dropped, counts := a.emb.DroppedTargets()
+	return a.emb.Targets(), dropped, counts, true
 }
 
 // PackSources returns the packs of the configuration, overrides applied,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/rules"
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
@@ -76,6 +77,10 @@ type uiData struct {
 	Silences      []uiSilence
 	SilencesError string
 	AmtoolExample string
+
+	// Scrapes is true in embedded mode; Targets are its scrape targets.
+	Scrapes bool
+	Targets []embedded.Target
 }
 
 type uiAlert struct {
@@ -148,6 +153,7 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Groups = append(d.Groups, ug)
 	}
+	d.Targets, _, _, d.Scrapes = s.targets()
 	slices.SortStableFunc(d.Alerts, compareUIAlerts)
 	for _, a := range d.Alerts {
 		if a.State == "firing" {
