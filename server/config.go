@@ -37,9 +37,9 @@ const (
 	DefaultScrapeInterval = 5 * time.Second
 	// DefaultScrapeTimeout is Prometheus's, capped at the interval.
 	DefaultScrapeTimeout = 10 * time.Second
-	DefaultRetention      = 24 * time.Hour
-	DefaultMetricsPath    = "/metrics"
-	DefaultScheme         = "http"
+	DefaultRetention     = 24 * time.Hour
+	DefaultMetricsPath   = "/metrics"
+	DefaultScheme        = "http"
 	// DefaultMaxRequestBodyBytes bounds every request body (web.max_request_body_bytes).
 	DefaultMaxRequestBodyBytes = 4 << 20
 	// DefaultMaxHeaderBytes bounds the request line and headers (web.max_header_bytes).

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
