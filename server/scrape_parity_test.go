@@ -87,3 +87,40 @@ func checkScrapeConfigs(t *testing.T, promtool string, files []string) {
 		})
 	}
 }
+
+// TestScrapeConfigSecretsRedacted: a scrape config's password and bearer
+// token never reach /api/v1/status/config; Prometheus's own marshalling
+// writes <secret> in their place, and the rest of the job is kept.
+func TestScrapeConfigSecretsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "basic.rules.yaml", basicRules)
+	writeFile(t, dir, "paged.yaml", `datasource:
+  type: embedded
+  embedded:
+    scrape_configs:
+      - job_name: auth
+        basic_auth: {username: paged, password: hunter2-do-not-print}
+        static_configs: [{targets: ["127.0.0.1:8000"]}]
+      - job_name: token
+        authorization: {credentials: tok-do-not-print}
+        kubernetes_sd_configs: [{role: pod}]
+        relabel_configs: [{source_labels: [__meta_kubernetes_pod_name], target_label: pod}]
+rule_files: [basic.rules.yaml]
+`)
+	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfg.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "do-not-print") {
+		t.Fatalf("secret in the redacted config:\n%s", out)
+	}
+	for _, want := range []string{"password: <secret>", "credentials: <secret>", "role: pod", "target_label: pod", "keep: referenced"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("redacted config lacks %q:\n%s", want, out)
+		}
+	}
+}
