@@ -60,12 +60,6 @@ func (d *decoder) expand(n *yaml.Node, getenv func(string) string, key string) {
 	if n == nil {
 		return
 	}
-	if key == scrapeConfigsKey {
-		// Prometheus's scrape_configs are taken verbatim, as Prometheus
-		// reads them: no ${ENV} there, where relabelling's ${1} means a
-		// regex group.
-		return
-	}
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -84,6 +78,10 @@ func (d *decoder) expand(n *yaml.Node, getenv func(string) string, key string) {
 			return
 		}
 		v, err := expandEnv(n.Value, getenv)
+		if strings.HasPrefix(key, scrapeConfigsKey) {
+			// In a scrape config, relabelling's ${1} is a regex group.
+			v, err = expandEnvKeepGroups(n.Value, getenv)
+		}
 		if err != nil {
 			d.errorf(n, key, "%v", err)
 			d.failed[n] = true

@@ -124,3 +124,34 @@ rule_files: [basic.rules.yaml]
 		}
 	}
 }
+
+// TestScrapeConfigEnv: ${ENV} expands in scrape configs as everywhere in
+// paged.yaml (the demo's target comes from it), while relabelling's ${1}
+// stays a regex group.
+func TestScrapeConfigEnv(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "basic.rules.yaml", basicRules)
+	writeFile(t, dir, "paged.yaml", `datasource:
+  type: embedded
+  embedded:
+    scrape_configs:
+      - job_name: vllm
+        static_configs: [{targets: ["${TARGET}"]}]
+        relabel_configs:
+          - {source_labels: [__address__], regex: '(.*):\d+', replacement: '${1}', target_label: host}
+rule_files: [basic.rules.yaml]
+`)
+	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), func(k string) string {
+		return map[string]string{"TARGET": "10.1.2.3:8000"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.Datasource.Embedded.ScrapeConfigs[0]
+	if got := StaticTargets(sc); len(got) != 1 || got[0] != "10.1.2.3:8000" {
+		t.Errorf("targets = %v", got)
+	}
+	if got := sc.RelabelConfigs[0].Replacement; got != "${1}" {
+		t.Errorf("replacement = %q, want ${1}", got)
+	}
+}

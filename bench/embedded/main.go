@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/embedded"
@@ -112,6 +113,7 @@ func runPaged(ctx context.Context, args []string) error {
 	rulesFile := fs.String("rules", "", "rule file")
 	dir := fs.String("dir", "", "storage directory")
 	interval := fs.Duration("interval", 5*time.Second, "scrape and evaluation interval")
+	keep := fs.String("keep", "referenced", "referenced: store only the metrics the rules read; all: everything")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -143,6 +145,18 @@ func runPaged(ctx context.Context, args []string) error {
 	}
 	if err := eng.ApplyRules([]string{*rulesFile}, engine.RuleSettings{EvaluationInterval: *interval}); err != nil {
 		return errors.Join(err, emb.Close(), eng.Close())
+	}
+	if *keep == "referenced" {
+		// What `paged run` does with datasource.embedded.keep: referenced.
+		var exprs []parser.Expr
+		for _, g := range eng.RuleGroups() {
+			for _, r := range g.Rules() {
+				exprs = append(exprs, r.Query())
+			}
+		}
+		if err := emb.SetKeep(embedded.KeepFor(exprs...)); err != nil {
+			return errors.Join(err, emb.Close(), eng.Close())
+		}
 	}
 	embDone := make(chan error, 1)
 	engDone := make(chan error, 1)
@@ -294,19 +308,25 @@ func drive(ctx context.Context, args []string) error {
 	}
 	defer stopProc(prom)
 
-	paged, err := start(ctx, "paged", self, "paged",
-		"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged"), "-interval", interval.String())
-	if err != nil {
-		return err
-	}
-	defer stopProc(paged)
-	if line, err := paged.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
-		return fmt.Errorf("paged child did not start: %q %v", line, err)
+	// Two paged children, side by side with Prometheus in the same run:
+	// keep: referenced (the default) and keep: all.
+	var pagedProcs [2]*proc
+	for i, keep := range []string{"referenced", "all"} {
+		p, err := start(ctx, "paged keep:"+keep, self, "paged", "-keep", keep,
+			"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged-"+keep), "-interval", interval.String())
+		if err != nil {
+			return err
+		}
+		defer stopProc(p)
+		if line, err := p.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+			return fmt.Errorf("%s did not start: %q %v", p.name, line, err)
+		}
+		pagedProcs[i] = p
 	}
 
 	type sample struct{ cpu, rss, hwm float64 }
-	var atWarmup, last [2]sample
-	procs := [2]*proc{paged, prom}
+	var atWarmup, last [3]sample
+	procs := [3]*proc{pagedProcs[0], pagedProcs[1], prom}
 	begin := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -335,30 +355,39 @@ func drive(ctx context.Context, args []string) error {
 	promAlerts := promQuery(promAddr, `count(ALERTS{alertstate="firing"}) or vector(0)`)
 	own := promMetrics(promAddr)
 
-	if _, err := io.WriteString(paged.in, "report\n"); err != nil {
-		return fmt.Errorf("paged report: %w", err)
-	}
-	var rep pagedReport
-	if err := json.NewDecoder(paged.out).Decode(&rep); err != nil {
-		return fmt.Errorf("paged report: %w", err)
+	var reps [2]pagedReport
+	for i, p := range pagedProcs {
+		if _, err := io.WriteString(p.in, "report\n"); err != nil {
+			return fmt.Errorf("%s report: %w", p.name, err)
+		}
+		if err := json.NewDecoder(p.out).Decode(&reps[i]); err != nil {
+			return fmt.Errorf("%s report: %w", p.name, err)
+		}
 	}
 
 	steady := *duration - *warmup
 	mib := func(b float64) float64 { return b / (1 << 20) }
 	fmt.Printf("targets: %d simulated vLLM servers, scrape+evaluation every %s, %s measured (%s steady after %s warm-up), rules %s\n\n",
 		len(addrs), interval, *duration, steady, *warmup, *rulesFile)
-	fmt.Println("| | paged embedded | Prometheus 2.42 | paged / Prometheus |")
-	fmt.Println("|---|---:|---:|---:|")
-	row := func(name string, p, q float64, format string) {
-		fmt.Printf("| %s | "+format+" | "+format+" | %.2f |\n", name, p, q, p/q)
+	fmt.Println("| | paged keep: referenced | paged keep: all | Prometheus 2.42 | referenced / Prometheus | all / Prometheus |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	row := func(name string, v [3]float64, format string) {
+		fmt.Printf("| %s | "+format+" | "+format+" | "+format+" | %.2f | %.2f |\n", name, v[0], v[1], v[2], v[0]/v[2], v[1]/v[2])
 	}
-	row("CPU seconds, whole run", last[0].cpu, last[1].cpu, "%.2f")
-	row("CPU seconds, steady state", last[0].cpu-atWarmup[0].cpu, last[1].cpu-atWarmup[1].cpu, "%.2f")
-	row("peak RSS (MiB, VmHWM)", mib(last[0].hwm), mib(last[1].hwm), "%.1f")
-	row("RSS at end (MiB)", mib(last[0].rss), mib(last[1].rss), "%.1f")
+	var cpu, steadyCPU, hwm, rss [3]float64
+	for i := range procs {
+		cpu[i], steadyCPU[i] = last[i].cpu, last[i].cpu-atWarmup[i].cpu
+		hwm[i], rss[i] = mib(last[i].hwm), mib(last[i].rss)
+	}
+	row("CPU seconds, whole run", cpu, "%.2f")
+	row("CPU seconds, steady state", steadyCPU, "%.2f")
+	row("peak RSS (MiB, VmHWM)", hwm, "%.1f")
+	row("RSS at end (MiB)", rss, "%.1f")
 	fmt.Println()
-	fmt.Printf("sanity: paged %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
-		rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
+	for i, rep := range reps {
+		fmt.Printf("sanity: %s %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
+			pagedProcs[i].name, rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
+	}
 	fmt.Printf("sanity: prometheus %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
 		promUp, own["prometheus_tsdb_head_series"], own["prometheus_rule_evaluations_total"], own["prometheus_rule_evaluation_failures_total"], promAlerts)
 	return nil
