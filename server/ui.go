@@ -80,7 +80,12 @@ type uiData struct {
 
 	// Scrapes is true in embedded mode; Targets are its scrape targets.
 	Scrapes bool
-	Targets []embedded.Target
+	Targets []uiTarget
+}
+
+type uiTarget struct {
+	embedded.Target
+	LabelList []labels.Label // the target labels, for the template
 }
 
 type uiAlert struct {
@@ -153,7 +158,13 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Groups = append(d.Groups, ug)
 	}
-	d.Targets, _, _, d.Scrapes = s.targets()
+	var targets []embedded.Target
+	targets, _, _, d.Scrapes = s.targets()
+	for _, t := range targets {
+		ut := uiTarget{Target: t}
+		t.Labels.Range(func(l labels.Label) { ut.LabelList = append(ut.LabelList, l) })
+		d.Targets = append(d.Targets, ut)
+	}
 	slices.SortStableFunc(d.Alerts, compareUIAlerts)
 	for _, a := range d.Alerts {
 		if a.State == "firing" {
