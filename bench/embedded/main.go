@@ -246,6 +246,7 @@ func drive(ctx context.Context, args []string) error {
 	warmup := fs.Duration("warmup", 30*time.Second, "time excluded from the steady-state CPU figure")
 	rulesFile := fs.String("rules", "examples/packs/vllm/vllm.rules.yaml", "rule pack evaluated by both")
 	promBin := fs.String("prometheus", "/usr/bin/prometheus", "Prometheus binary")
+	pagedBin := fs.String("paged", "", "a paged binary: measure `paged run` (HTTP server, notifier-less, every discovery mechanism linked) instead of the library path")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -311,15 +312,24 @@ func drive(ctx context.Context, args []string) error {
 	// Two paged children, side by side with Prometheus in the same run:
 	// keep: referenced (the default) and keep: all.
 	var pagedProcs [2]*proc
+	var pagedAddrs [2]string
 	for i, keep := range []string{"referenced", "all"} {
-		p, err := start(ctx, "paged keep:"+keep, self, "paged", "-keep", keep,
-			"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged-"+keep), "-interval", interval.String())
+		var p *proc
+		var err error
+		if *pagedBin != "" {
+			p, pagedAddrs[i], err = startPagedRun(ctx, *pagedBin, filepath.Join(dir, "paged-"+keep), keep, addrs, rulesAbs, *interval)
+		} else {
+			p, err = start(ctx, "paged keep:"+keep, self, "paged", "-keep", keep,
+				"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged-"+keep), "-interval", interval.String())
+		}
 		if err != nil {
 			return err
 		}
 		defer stopProc(p)
-		if line, err := p.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
-			return fmt.Errorf("%s did not start: %q %v", p.name, line, err)
+		if *pagedBin == "" {
+			if line, err := p.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+				return fmt.Errorf("%s did not start: %q %v", p.name, line, err)
+			}
 		}
 		pagedProcs[i] = p
 	}
@@ -357,6 +367,10 @@ func drive(ctx context.Context, args []string) error {
 
 	var reps [2]pagedReport
 	for i, p := range pagedProcs {
+		if *pagedBin != "" {
+			reps[i] = runReport(pagedAddrs[i])
+			continue
+		}
 		if _, err := io.WriteString(p.in, "report\n"); err != nil {
 			return fmt.Errorf("%s report: %w", p.name, err)
 		}
@@ -391,6 +405,95 @@ func drive(ctx context.Context, args []string) error {
 	fmt.Printf("sanity: prometheus %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
 		promUp, own["prometheus_tsdb_head_series"], own["prometheus_rule_evaluations_total"], own["prometheus_rule_evaluation_failures_total"], promAlerts)
 	return nil
+}
+
+// startPagedRun starts `paged run` on a generated paged.yaml: embedded
+// mode over the targets with the given keep mode and the rule file, no
+// notifier, and waits for /-/ready.
+func startPagedRun(ctx context.Context, bin, dir, keep string, targets []string, rulesFile string, interval time.Duration) (*proc, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	var quoted []string
+	for _, a := range targets {
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	cfg := fmt.Sprintf(`global: {evaluation_interval: %s}
+datasource:
+  type: embedded
+  embedded:
+    scrape_interval: %s
+    retention: 24h
+    keep: %s
+    scrape_configs:
+      - job_name: vllm
+        static_configs: [{targets: [%s]}]
+rule_files: [%q]
+storage: {path: %q}
+web: {listen_address: %q}
+`, interval, interval, keep, strings.Join(quoted, ", "), rulesFile, filepath.Join(dir, "state"), addr)
+	path := filepath.Join(dir, "paged.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return nil, "", err
+	}
+	p, err := start(ctx, "paged run keep:"+keep, bin, "run", "--config", path)
+	if err != nil {
+		return nil, "", err
+	}
+	// Alerts go to its standard output without a notifier: drain it.
+	out := p.out
+	p.out = bufio.NewReader(strings.NewReader(""))
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/-/healthy")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, addr, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			stopProc(p)
+			return nil, "", fmt.Errorf("%s: not healthy in 30s", p.name)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// runReport reads a `paged run`'s figures from its /metrics and
+// /api/v1/targets.
+func runReport(addr string) pagedReport {
+	var rep pagedReport
+	own := promMetrics(addr)
+	rep.HeadSeries = own["prometheus_tsdb_head_series"]
+	rep.RuleEvaluations = own["prometheus_rule_evaluations_total"]
+	rep.RuleFailures = own["prometheus_rule_evaluation_failures_total"]
+	resp, err := http.Get("http://" + addr + "/api/v1/targets?state=active")
+	if err != nil {
+		return rep
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			ActiveTargets []struct {
+				Health string `json:"health"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) == nil {
+		for _, t := range body.Data.ActiveTargets {
+			rep.Targets++
+			if t.Health == embedded.HealthUp {
+				rep.TargetsUp++
+			}
+		}
+	}
+	return rep
 }
 
 func start(ctx context.Context, name, bin string, args ...string) (*proc, error) {
