@@ -17,7 +17,7 @@ func TestKeepFor(t *testing.T) {
 		{[]string{`rate({__name__="tgi_request_count"}[1m]) / ignoring(x) up`, `count({__name__=~"sglang:.*"})`},
 			&Keep{Names: []string{"tgi_request_count", "up"}, Patterns: []string{"sglang:.*"}}},
 		{[]string{`vllm:num_requests_running`, `{job="vllm"}`}, nil}, // any name: keep all
-		{[]string{`{__name__!="up", job="vllm"}`}, nil},                          // negative name matcher: keep all
+		{[]string{`{__name__!="up", job="vllm"}`}, nil},              // negative name matcher: keep all
 		{[]string{`vector(1)`}, &Keep{}},                             // reads nothing: only scrape health
 	} {
 		var exprs []parser.Expr
