@@ -13,7 +13,10 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/paged ./cmd/paged \
+# GO_TAGS=paged_minimal_discovery: Kubernetes, file, HTTP, DNS and Consul
+# discovery only, without the cloud SDKs (about 30 MiB less memory).
+ARG GO_TAGS=""
+RUN CGO_ENABLED=0 go build -trimpath -tags "${GO_TAGS}" -ldflags "-s -w -X main.version=${VERSION}" -o /out/paged ./cmd/paged \
  && mkdir -p /out/data
 
 FROM scratch

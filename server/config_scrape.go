@@ -21,10 +21,6 @@ import (
 	"github.com/prometheus/prometheus/scrape"
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
-
-	// Every service discovery mechanism Prometheus has, so that any
-	// scrape_config of a prometheus.yml parses here.
-	_ "github.com/prometheus/prometheus/discovery/install"
 )
 
 // Keep modes of datasource.embedded.keep.
