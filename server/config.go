@@ -695,12 +695,45 @@ func sections(root *yaml.Node) map[string]string {
 		return out
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		b, err := yaml.Marshal(root.Content[i+1])
+		v := root.Content[i+1]
+		if root.Content[i].Value == "datasource" {
+			// The embedded scrape configs and keep mode are applied by a
+			// reload, as Prometheus applies scrape_configs; the rest of
+			// the datasource needs a restart.
+			v = withoutKeys(v, "embedded", "scrape_configs", "keep")
+		}
+		b, err := yaml.Marshal(v)
 		if err == nil {
 			out[root.Content[i].Value] = string(b)
 		}
 	}
 	return out
+}
+
+// withoutKeys returns a copy of mapping n whose sub-mapping under key has
+// the given keys removed; n itself is left alone.
+func withoutKeys(n *yaml.Node, key string, drop ...string) *yaml.Node {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return n
+	}
+	c := *n
+	c.Content = slices.Clone(n.Content)
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		sub := resolve(c.Content[i+1])
+		if c.Content[i].Value != key || sub == nil || sub.Kind != yaml.MappingNode {
+			continue
+		}
+		m := *sub
+		m.Content = nil
+		for j := 0; j+1 < len(sub.Content); j += 2 {
+			if !slices.Contains(drop, sub.Content[j].Value) {
+				m.Content = append(m.Content, sub.Content[j], sub.Content[j+1])
+			}
+		}
+		c.Content[i+1] = &m
+	}
+	return &c
 }
 
 // maxSecretFileSize bounds what paged reads from a secret file, so a path

@@ -140,3 +140,45 @@ func TestEmbeddedKeepReferenced(t *testing.T) {
 		t.Errorf("keep: all stored only %d vllm metrics: %v", vllm, names)
 	}
 }
+
+// TestEmbeddedReloadScrapeConfigs: a reload applies changed
+// scrape_configs as Prometheus does (a new job is scraped, a removed one
+// stops) while the rest of the datasource block still needs a restart.
+func TestEmbeddedReloadScrapeConfigs(t *testing.T) {
+	a, b := startCountingSim(t, 5), startCountingSim(t, 6)
+	dir := t.TempDir()
+	writeFile(t, dir, "a.rules.yaml", keepRules)
+	writeFile(t, dir, "paged.yaml", keepConfig("referenced", a.addr()))
+	s := servePaged(t, dir)
+	active := func() string {
+		tl, _ := s.eng.(TargetLister)
+		ts, _, _, _ := tl.Targets()
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.Job+"="+t.URL)
+		}
+		return strings.Join(out, ",")
+	}
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for active() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("targets %q, want %q", active(), want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	wait("vllm=" + a.srv.URL + "/metrics")
+
+	writeFile(t, dir, "paged.yaml", strings.Replace(keepConfig("referenced", b.addr()), "job_name: vllm", "job_name: vllm-b", 1))
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wait("vllm-b=" + b.srv.URL + "/metrics")
+
+	writeFile(t, dir, "paged.yaml", strings.Replace(keepConfig("referenced", b.addr()), "scrape_interval: 500ms", "scrape_interval: 1s", 1))
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), "datasource changed: restart paged") {
+		t.Errorf("reload of datasource.embedded.scrape_interval = %v, want a restart-required error", err)
+	}
+}

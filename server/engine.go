@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -53,7 +54,6 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			return nil, err
 		}
 		a.emb = emb
-		a.keepReferenced = e.Keep != KeepAll
 		opts.Datasource = emb.Datasource(embedded.QueryOptions{EvaluationInterval: cfg.Global.EvaluationInterval})
 		opts.Appendable = emb.AppendableV2()
 		opts.DatasourceName = "embedded TSDB"
@@ -83,9 +83,6 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 type engineAdapter struct {
 	eng *engine.Engine
 	emb *embedded.Embedded // nil with a remote datasource
-	// keepReferenced: the embedded TSDB stores only the metrics the
-	// loaded rules read (datasource.embedded.keep: referenced).
-	keepReferenced bool
 }
 
 func (a *engineAdapter) Run(ctx context.Context) error {
@@ -108,15 +105,22 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 	}); err != nil {
 		return err
 	}
-	if a.emb == nil || !a.keepReferenced {
+	if a.emb == nil {
 		return nil
 	}
-	keep := embedded.KeepFor(ruleExprs(a.eng.RuleGroups())...)
-	if sameKeep(keep, a.emb.Options().Keep) {
+	// The scrape configs and the keep filter, as a Prometheus reload
+	// applies scrape_configs: only jobs whose configuration changed
+	// restart.
+	var keep *embedded.Keep
+	if cfg.Datasource.Embedded.Keep != KeepAll {
+		keep = embedded.KeepFor(ruleExprs(a.eng.RuleGroups())...)
+	}
+	cur := a.emb.Options()
+	if sameKeep(keep, cur.Keep) && reflect.DeepEqual(cfg.Datasource.Embedded.ScrapeConfigs, cur.PromScrapeConfigs) {
 		return nil
 	}
-	if err := a.emb.SetKeep(keep); err != nil {
-		return fmt.Errorf("embedded keep filter: %w", err)
+	if err := a.emb.Apply(embedded.Scrape{PromScrapeConfigs: cfg.Datasource.Embedded.ScrapeConfigs, Keep: keep}); err != nil {
+		return fmt.Errorf("embedded scrape configs: %w", err)
 	}
 	return nil
 }
