@@ -290,7 +290,7 @@ func timeScaleFor(cfg *server.Config, factor float64) *timeScale {
 	if cfg.Datasource.Type == server.DatasourceEmbedded {
 		step = max(step, cfg.Datasource.Embedded.ScrapeInterval)
 		for _, sc := range cfg.Datasource.Embedded.ScrapeConfigs {
-			step = max(step, sc.ScrapeInterval)
+			step = max(step, time.Duration(sc.ScrapeInterval))
 		}
 	}
 	return newTimeScale(factor, minRangeSamples*step, step)

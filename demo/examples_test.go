@@ -30,7 +30,7 @@ func TestExampleConfigs(t *testing.T) {
 			t.Fatalf("datasource %+v", cfg.Datasource)
 		}
 		sc := cfg.Datasource.Embedded.ScrapeConfigs[0]
-		if sc.JobName != "vllm" || sc.StaticConfigs[0].Targets[0] != "127.0.0.1:8000" {
+		if sc.JobName != "vllm" || server.StaticTargets(sc)[0] != "127.0.0.1:8000" {
 			t.Errorf("scrape config %+v: the pack selects job=\"vllm\"", sc)
 		}
 		if cfg.Datasource.Embedded.ScrapeInterval != time.Second || cfg.Global.EvaluationInterval != time.Second {
@@ -51,7 +51,7 @@ func TestExampleConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.Datasource.Embedded.ScrapeConfigs[0].StaticConfigs[0].Targets[0]; got != "127.0.0.1:1234" {
+		if got := server.StaticTargets(cfg.Datasource.Embedded.ScrapeConfigs[0])[0]; got != "127.0.0.1:1234" {
 			t.Errorf("target %q", got)
 		}
 		if cfg.Web.ListenAddress != "127.0.0.1:4321" || cfg.Global.ExternalURL.String() != "http://127.0.0.1:4321" || cfg.Storage.Path != "/tmp/x" {
@@ -67,7 +67,7 @@ func TestExampleConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := cfg.Datasource.Embedded.ScrapeConfigs
-		if cfg.Datasource.Type != server.DatasourceEmbedded || len(sc) != 1 || sc[0].JobName != "vllm" || sc[0].StaticConfigs[0].Targets[0] != "127.0.0.1:8000" {
+		if cfg.Datasource.Type != server.DatasourceEmbedded || len(sc) != 1 || sc[0].JobName != "vllm" || server.StaticTargets(sc[0])[0] != "127.0.0.1:8000" {
 			t.Errorf("datasource %+v", cfg.Datasource)
 		}
 		if r := cfg.NotifierConfig.Receivers; len(r) != 1 || len(r[0].SlackConfigs) != 1 || string(r[0].SlackConfigs[0].APIURL) != secret {

@@ -2,6 +2,7 @@
 # The test command of the README: installs what the tests need when it is
 # missing (Debian's prometheus and promtool, prometheus-alertmanager and
 # amtool, chromium for the backtest report, victoria-metrics for vmalert),
+# helm (from its Go module) and Prometheus 3's promtool (scripts/promtool3.sh),
 # points the tests at the shared corpus, runs every Go test, then the
 # reliability suite's short form and a short fuzzing pass.
 set -euo pipefail
@@ -21,6 +22,17 @@ if [ "${#need[@]}" -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+
+# Helm for the chart's lint and render test (no Debian package): built
+# from its Go module, once.
+if ! command -v helm >/dev/null 2>&1; then
+	echo "installing helm from its Go module"
+	go install helm.sh/helm/v3/cmd/helm@v3.22.0
+	export PATH="$(go env GOPATH)/bin:$PATH"
+fi
+# Prometheus 3's promtool, the judge of the scrape configs whose discovery
+# Debian's promtool 2.42 is built without (kubernetes, consul).
+export PAGED_PROMTOOL3="${PAGED_PROMTOOL3:-$(scripts/promtool3.sh)}"
 
 export PAGED_SHARED="${PAGED_SHARED:-$here/../shared}"
 if [ ! -d "$PAGED_SHARED" ]; then

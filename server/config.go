@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"go.yaml.in/yaml/v3"
 
@@ -33,9 +35,11 @@ const (
 	// selector may match no series before PagedRuleNoSeries fires.
 	DefaultNoSeriesAfter  = 30 * time.Minute
 	DefaultScrapeInterval = 5 * time.Second
-	DefaultRetention      = 24 * time.Hour
-	DefaultMetricsPath    = "/metrics"
-	DefaultScheme         = "http"
+	// DefaultScrapeTimeout is Prometheus's, capped at the interval.
+	DefaultScrapeTimeout = 10 * time.Second
+	DefaultRetention     = 24 * time.Hour
+	DefaultMetricsPath   = "/metrics"
+	DefaultScheme        = "http"
 	// DefaultMaxRequestBodyBytes bounds every request body (web.max_request_body_bytes).
 	DefaultMaxRequestBodyBytes = 4 << 20
 	// DefaultMaxHeaderBytes bounds the request line and headers (web.max_header_bytes).
@@ -140,9 +144,18 @@ type PrometheusDatasource struct {
 // EmbeddedDatasource is datasource.embedded: paged scrapes the servers and
 // keeps the samples in a local TSDB.
 type EmbeddedDatasource struct {
+	// ScrapeInterval and ScrapeTimeout are the defaults of jobs that set
+	// none (Prometheus's global.scrape_interval and scrape_timeout).
 	ScrapeInterval time.Duration
+	ScrapeTimeout  time.Duration // 0: min(10s, ScrapeInterval)
 	Retention      time.Duration
-	ScrapeConfigs  []ScrapeConfig
+	// Keep is KeepReferenced (store only the metrics the rules read, plus
+	// the scrape health series) or KeepAll.
+	Keep string
+	// ScrapeConfigs are Prometheus's scrape_configs, verbatim, parsed by
+	// Prometheus's config package (every service discovery, relabelling,
+	// auth, TLS, limits), relative paths resolved against paged.yaml.
+	ScrapeConfigs []*config.ScrapeConfig
 	// Query limits the PromQL engine of the rules and of the query API
 	// (datasource.embedded.query); zero values take Prometheus's
 	// defaults (2m, 50000000 samples, 5m).
@@ -155,23 +168,6 @@ type QueryLimits struct {
 	Timeout       time.Duration
 	MaxSamples    int
 	LookbackDelta time.Duration
-}
-
-// ScrapeConfig is the subset of Prometheus's scrape_config that the
-// embedded mode accepts.
-type ScrapeConfig struct {
-	JobName        string
-	StaticConfigs  []StaticConfig
-	MetricsPath    string
-	Scheme         string
-	ScrapeInterval time.Duration // 0: embedded.scrape_interval
-	ScrapeTimeout  time.Duration // 0: the scrape interval
-}
-
-// StaticConfig is a list of targets with common labels.
-type StaticConfig struct {
-	Targets []string
-	Labels  map[string]string
 }
 
 // StorageConfig is the storage: block.
@@ -288,7 +284,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 					)
 				}},
 				field{"embedded", func(n *yaml.Node, key string) {
-					d.embedded(n, key, &ds.Embedded)
+					d.embedded(n, key, dir, &ds.Embedded)
 				}},
 			)
 		}},
@@ -411,7 +407,7 @@ func defaultConfig() *Config {
 				HTTPConfig:     promconfig.DefaultHTTPClientConfig,
 				CombineQueries: true,
 			},
-			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention},
+			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention, Keep: KeepReferenced},
 		},
 		Storage: StorageConfig{Path: DefaultStoragePath},
 		Web: WebConfig{
@@ -606,9 +602,11 @@ func httpConfigFiles(hc *promconfig.HTTPClientConfig) []fileRef {
 	return out
 }
 
-func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
+func (d *decoder) embedded(n *yaml.Node, key, dir string, dst *EmbeddedDatasource) {
+	var scrapeNode *yaml.Node
 	d.mapping(n, key,
 		field{"scrape_interval", d.duration(&dst.ScrapeInterval, false)},
+		field{"scrape_timeout", d.duration(&dst.ScrapeTimeout, false)},
 		field{"retention", d.duration(&dst.Retention, false)},
 		field{"query", func(n *yaml.Node, key string) {
 			d.mapping(n, key,
@@ -617,40 +615,16 @@ func (d *decoder) embedded(n *yaml.Node, key string, dst *EmbeddedDatasource) {
 				field{"lookback_delta", d.duration(&dst.Query.LookbackDelta, false)},
 			)
 		}},
-		field{"scrape_configs", d.list(func(n *yaml.Node, key string) {
-			sc := ScrapeConfig{MetricsPath: DefaultMetricsPath, Scheme: DefaultScheme}
-			d.mapping(n, key,
-				field{"job_name", d.str(&sc.JobName)},
-				field{"metrics_path", d.str(&sc.MetricsPath)},
-				field{"scheme", d.oneOf(&sc.Scheme, "http", "https")},
-				field{"scrape_interval", d.duration(&sc.ScrapeInterval, false)},
-				field{"scrape_timeout", d.duration(&sc.ScrapeTimeout, false)},
-				field{"static_configs", d.list(func(n *yaml.Node, key string) {
-					var st StaticConfig
-					d.mapping(n, key,
-						field{"targets", d.list(func(n *yaml.Node, key string) {
-							var t string
-							d.hostPort(&t)(n, key)
-							if t != "" {
-								st.Targets = append(st.Targets, t)
-							}
-						})},
-						field{"labels", d.labelSet(&st.Labels)},
-					)
-					sc.StaticConfigs = append(sc.StaticConfigs, st)
-				})},
-			)
-			if sc.JobName == "" {
-				d.errorf(n, key+".job_name", "required")
-			} else if slices.ContainsFunc(dst.ScrapeConfigs, func(o ScrapeConfig) bool { return o.JobName == sc.JobName }) {
-				d.errorf(n, key+".job_name", "duplicate job name %q", sc.JobName)
-			}
-			if !strings.HasPrefix(sc.MetricsPath, "/") {
-				d.errorf(n, key+".metrics_path", "must start with /")
-			}
-			dst.ScrapeConfigs = append(dst.ScrapeConfigs, sc)
-		})},
+		field{"keep", d.oneOf(&dst.Keep, KeepReferenced, KeepAll)},
+		field{"scrape_configs", func(n *yaml.Node, key string) { scrapeNode = n }},
 	)
+	if dst.ScrapeTimeout > dst.ScrapeInterval {
+		d.errorf(findKey(n, "scrape_timeout"), key+".scrape_timeout", "%s is greater than scrape_interval %s", model.Duration(dst.ScrapeTimeout), model.Duration(dst.ScrapeInterval))
+		dst.ScrapeTimeout = 0
+	}
+	if scrapeNode != nil {
+		d.scrapeConfigs(scrapeNode, key+".scrape_configs", dir, dst)
+	}
 }
 
 // ruleFiles expands each glob; a glob that matches nothing is a problem
@@ -758,12 +732,45 @@ func sections(root *yaml.Node) map[string]string {
 		return out
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		b, err := yaml.Marshal(root.Content[i+1])
+		v := root.Content[i+1]
+		if root.Content[i].Value == "datasource" {
+			// The embedded scrape configs and keep mode are applied by a
+			// reload, as Prometheus applies scrape_configs; the rest of
+			// the datasource needs a restart.
+			v = withoutKeys(v, "embedded", "scrape_configs", "keep")
+		}
+		b, err := yaml.Marshal(v)
 		if err == nil {
 			out[root.Content[i].Value] = string(b)
 		}
 	}
 	return out
+}
+
+// withoutKeys returns a copy of mapping n whose sub-mapping under key has
+// the given keys removed; n itself is left alone.
+func withoutKeys(n *yaml.Node, key string, drop ...string) *yaml.Node {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return n
+	}
+	c := *n
+	c.Content = slices.Clone(n.Content)
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		sub := resolve(c.Content[i+1])
+		if c.Content[i].Value != key || sub == nil || sub.Kind != yaml.MappingNode {
+			continue
+		}
+		m := *sub
+		m.Content = nil
+		for j := 0; j+1 < len(sub.Content); j += 2 {
+			if !slices.Contains(drop, sub.Content[j].Value) {
+				m.Content = append(m.Content, sub.Content[j], sub.Content[j+1])
+			}
+		}
+		c.Content[i+1] = &m
+	}
+	return &c
 }
 
 // maxSecretFileSize bounds what paged reads from a secret file, so a path

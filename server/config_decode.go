@@ -78,6 +78,10 @@ func (d *decoder) expand(n *yaml.Node, getenv func(string) string, key string) {
 			return
 		}
 		v, err := expandEnv(n.Value, getenv)
+		if strings.HasPrefix(key, scrapeConfigsKey) {
+			// In a scrape config, relabelling's ${1} is a regex group.
+			v, err = expandEnvKeepGroups(n.Value, getenv)
+		}
 		if err != nil {
 			d.errorf(n, key, "%v", err)
 			d.failed[n] = true

@@ -11,6 +11,16 @@ import (
 // or empty without a default is an error naming the variable, never its
 // value.
 func expandEnv(s string, getenv func(string) string) (string, error) {
+	return expand(s, getenv, false)
+}
+
+// expandEnvKeepGroups is expandEnv for Prometheus scrape configs: ${1},
+// ${2}... are relabelling's regex groups and stay as written.
+func expandEnvKeepGroups(s string, getenv func(string) string) (string, error) {
+	return expand(s, getenv, true)
+}
+
+func expand(s string, getenv func(string) string, keepGroups bool) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -32,6 +42,11 @@ func expandEnv(s string, getenv func(string) string) (string, error) {
 		}
 		expr := s[i+2 : i+end]
 		name, def, hasDef := strings.Cut(expr, ":-")
+		if keepGroups && !hasDef && name != "" && strings.Trim(name, "0123456789") == "" {
+			b.WriteString(s[i : i+end+1])
+			i += end + 1
+			continue
+		}
 		if !validEnvName(name) {
 			return "", fmt.Errorf("invalid environment variable name %q in ${...}", name)
 		}

@@ -7,6 +7,7 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -19,18 +20,6 @@ const secretPlaceholder = "<secret>"
 // userinfo and query of URLs, and in the notifier block every URL and every
 // key that names a secret. It is what /api/v1/status/config serves.
 func (c *Config) Redacted() (string, error) {
-	type staticConfig struct {
-		Targets []string          `yaml:"targets"`
-		Labels  map[string]string `yaml:"labels,omitempty"`
-	}
-	type scrapeConfig struct {
-		JobName        string         `yaml:"job_name"`
-		StaticConfigs  []staticConfig `yaml:"static_configs"`
-		MetricsPath    string         `yaml:"metrics_path"`
-		Scheme         string         `yaml:"scheme"`
-		ScrapeInterval string         `yaml:"scrape_interval,omitempty"`
-		ScrapeTimeout  string         `yaml:"scrape_timeout,omitempty"`
-	}
 	type view struct {
 		Global struct {
 			EvaluationInterval string            `yaml:"evaluation_interval"`
@@ -44,10 +33,12 @@ func (c *Config) Redacted() (string, error) {
 			DownAfterFailures int             `yaml:"down_after_failures"`
 			Prometheus        *prometheusView `yaml:"prometheus,omitempty"`
 			Embedded          *struct {
-				ScrapeInterval string         `yaml:"scrape_interval"`
-				Retention      string         `yaml:"retention"`
-				Query          *queryView     `yaml:"query,omitempty"`
-				ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
+				ScrapeInterval string     `yaml:"scrape_interval"`
+				ScrapeTimeout  string     `yaml:"scrape_timeout,omitempty"`
+				Retention      string     `yaml:"retention"`
+				Keep           string     `yaml:"keep"`
+				Query          *queryView `yaml:"query,omitempty"`
+				ScrapeConfigs  *yaml.Node `yaml:"scrape_configs"`
 			} `yaml:"embedded,omitempty"`
 		} `yaml:"datasource"`
 		RuleFiles      []string   `yaml:"rule_files"`
@@ -89,11 +80,16 @@ func (c *Config) Redacted() (string, error) {
 	case DatasourceEmbedded:
 		e := c.Datasource.Embedded
 		ds.Embedded = &struct {
-			ScrapeInterval string         `yaml:"scrape_interval"`
-			Retention      string         `yaml:"retention"`
-			Query          *queryView     `yaml:"query,omitempty"`
-			ScrapeConfigs  []scrapeConfig `yaml:"scrape_configs"`
-		}{ScrapeInterval: promDuration(e.ScrapeInterval), Retention: promDuration(e.Retention)}
+			ScrapeInterval string     `yaml:"scrape_interval"`
+			ScrapeTimeout  string     `yaml:"scrape_timeout,omitempty"`
+			Retention      string     `yaml:"retention"`
+			Keep           string     `yaml:"keep"`
+			Query          *queryView `yaml:"query,omitempty"`
+			ScrapeConfigs  *yaml.Node `yaml:"scrape_configs"`
+		}{ScrapeInterval: promDuration(e.ScrapeInterval), Retention: promDuration(e.Retention), Keep: e.Keep}
+		if e.ScrapeTimeout > 0 {
+			ds.Embedded.ScrapeTimeout = promDuration(e.ScrapeTimeout)
+		}
 		if q := e.Query; q != (QueryLimits{}) {
 			ds.Embedded.Query = &queryView{MaxSamples: q.MaxSamples}
 			if q.Timeout > 0 {
@@ -103,18 +99,18 @@ func (c *Config) Redacted() (string, error) {
 				ds.Embedded.Query.LookbackDelta = promDuration(q.LookbackDelta)
 			}
 		}
-		for _, sc := range e.ScrapeConfigs {
-			out := scrapeConfig{JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme}
-			if sc.ScrapeInterval > 0 {
-				out.ScrapeInterval = promDuration(sc.ScrapeInterval)
-			}
-			if sc.ScrapeTimeout > 0 {
-				out.ScrapeTimeout = promDuration(sc.ScrapeTimeout)
-			}
-			for _, st := range sc.StaticConfigs {
-				out.StaticConfigs = append(out.StaticConfigs, staticConfig(st))
-			}
-			ds.Embedded.ScrapeConfigs = append(ds.Embedded.ScrapeConfigs, out)
+		// Prometheus's own marshalling, which writes every secret as
+		// <secret>, as Prometheus's /api/v1/status/config does.
+		text, err := yamlv2.Marshal(e.ScrapeConfigs)
+		if err != nil {
+			return "", err
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(text, &n); err != nil {
+			return "", err
+		}
+		if len(n.Content) == 1 {
+			ds.Embedded.ScrapeConfigs = n.Content[0]
 		}
 	}
 	v.RuleFiles = c.RuleFiles

@@ -3,11 +3,15 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/engine"
@@ -44,15 +48,10 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 			Logger:         deps.Logger,
 			Registerer:     deps.Registerer,
 		}
-		for _, sc := range e.ScrapeConfigs {
-			out := embedded.ScrapeConfig{
-				JobName: sc.JobName, MetricsPath: sc.MetricsPath, Scheme: sc.Scheme,
-				ScrapeInterval: sc.ScrapeInterval, ScrapeTimeout: sc.ScrapeTimeout,
-			}
-			for _, st := range sc.StaticConfigs {
-				out.StaticConfigs = append(out.StaticConfigs, embedded.StaticConfig{Targets: st.Targets, Labels: st.Labels})
-			}
-			eo.ScrapeConfigs = append(eo.ScrapeConfigs, out)
+		eo.PromScrapeConfigs = e.ScrapeConfigs
+		eo.ScrapeTimeout = e.ScrapeTimeout
+		if e.Keep != KeepAll {
+			eo.Keep = &embedded.Keep{} // until the rules are loaded: only the scrape health series
 		}
 		emb, err := embedded.New(eo)
 		if err != nil {
@@ -118,11 +117,64 @@ func (a *engineAdapter) Run(ctx context.Context) error {
 }
 
 func (a *engineAdapter) ApplyRules(cfg *Config) error {
-	return a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
+	if err := a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
 		NoSeriesAfter:      cfg.Global.NoSeriesAfter,
-	})
+	}); err != nil {
+		return err
+	}
+	if a.emb == nil {
+		return nil
+	}
+	// The scrape configs and the keep filter, as a Prometheus reload
+	// applies scrape_configs: only jobs whose configuration changed
+	// restart.
+	var keep *embedded.Keep
+	if cfg.Datasource.Embedded.Keep != KeepAll {
+		keep = embedded.KeepFor(ruleExprs(a.eng.RuleGroups())...)
+	}
+	cur := a.emb.Options()
+	if sameKeep(keep, cur.Keep) && reflect.DeepEqual(cfg.Datasource.Embedded.ScrapeConfigs, cur.PromScrapeConfigs) {
+		return nil
+	}
+	if err := a.emb.Apply(embedded.Scrape{PromScrapeConfigs: cfg.Datasource.Embedded.ScrapeConfigs, Keep: keep}); err != nil {
+		return fmt.Errorf("embedded scrape configs: %w", err)
+	}
+	return nil
+}
+
+// ruleExprs lists the expressions of every rule of groups.
+func ruleExprs(groups []*promrules.Group) []parser.Expr {
+	var out []parser.Expr
+	for _, g := range groups {
+		for _, r := range g.Rules() {
+			switch r := r.(type) {
+			case *promrules.AlertingRule:
+				out = append(out, r.Query())
+			case *promrules.RecordingRule:
+				out = append(out, r.Query())
+			}
+		}
+	}
+	return out
+}
+
+func sameKeep(a, b *embedded.Keep) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.Equal(a.Names, b.Names) && slices.Equal(a.Patterns, b.Patterns)
+}
+
+// Targets returns the embedded scraper's targets; nil with a remote
+// datasource.
+func (a *engineAdapter) Targets() ([]embedded.Target, []embedded.DroppedTarget, map[string]int, bool) {
+	if a.emb == nil {
+		return nil, nil, nil, false
+	}
+	dropped, counts := a.emb.DroppedTargets()
+	return a.emb.Targets(), dropped, counts, true
 }
 
 // PackSources returns the packs of the configuration, overrides applied,

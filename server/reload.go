@@ -53,7 +53,7 @@ func (s *Server) reload() error {
 	}
 	cfg.useWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
-		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, web.max_request_body_bytes and web.max_alerts_per_request)", strings.Join(changed, ", "))
+		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, web.max_request_body_bytes and web.max_alerts_per_request)", strings.Join(changed, ", "))
 	}
 	if (old.NotifierConfig == nil) != (cfg.NotifierConfig == nil) {
 		return errors.New("notifier block added or removed: restart paged to apply")

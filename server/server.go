@@ -167,6 +167,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/api/v1/rules", s.handleRules)
 	r.Get("/api/v1/alerts", s.handleAlerts)
 	r.Get("/api/v1/status/config", s.handleStatusConfig)
+	r.Get("/api/v1/targets", s.handleTargets)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
 	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/runbooks/*", s.handleRunbook)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/rules"
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
@@ -90,6 +91,15 @@ type uiData struct {
 	Silences      []uiSilence
 	SilencesError string
 	AmtoolExample string
+
+	// Scrapes is true in embedded mode; Targets are its scrape targets.
+	Scrapes bool
+	Targets []uiTarget
+}
+
+type uiTarget struct {
+	embedded.Target
+	LabelList []labels.Label // the target labels, for the template
 }
 
 type uiAlert struct {
@@ -199,6 +209,13 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 			ug.Rules = append(ug.Rules, ur)
 		}
 		d.Groups = append(d.Groups, ug)
+	}
+	var targets []embedded.Target
+	targets, _, _, d.Scrapes = s.targets()
+	for _, t := range targets {
+		ut := uiTarget{Target: t}
+		t.Labels.Range(func(l labels.Label) { ut.LabelList = append(ut.LabelList, l) })
+		d.Targets = append(d.Targets, ut)
 	}
 	all := s.collectAlerts(r.Context())
 	d.Total = len(all)

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/embedded"
@@ -112,6 +113,7 @@ func runPaged(ctx context.Context, args []string) error {
 	rulesFile := fs.String("rules", "", "rule file")
 	dir := fs.String("dir", "", "storage directory")
 	interval := fs.Duration("interval", 5*time.Second, "scrape and evaluation interval")
+	keep := fs.String("keep", "referenced", "referenced: store only the metrics the rules read; all: everything")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -143,6 +145,18 @@ func runPaged(ctx context.Context, args []string) error {
 	}
 	if err := eng.ApplyRules([]string{*rulesFile}, engine.RuleSettings{EvaluationInterval: *interval}); err != nil {
 		return errors.Join(err, emb.Close(), eng.Close())
+	}
+	if *keep == "referenced" {
+		// What `paged run` does with datasource.embedded.keep: referenced.
+		var exprs []parser.Expr
+		for _, g := range eng.RuleGroups() {
+			for _, r := range g.Rules() {
+				exprs = append(exprs, r.Query())
+			}
+		}
+		if err := emb.SetKeep(embedded.KeepFor(exprs...)); err != nil {
+			return errors.Join(err, emb.Close(), eng.Close())
+		}
 	}
 	embDone := make(chan error, 1)
 	engDone := make(chan error, 1)
@@ -232,6 +246,7 @@ func drive(ctx context.Context, args []string) error {
 	warmup := fs.Duration("warmup", 30*time.Second, "time excluded from the steady-state CPU figure")
 	rulesFile := fs.String("rules", "examples/packs/vllm/vllm.rules.yaml", "rule pack evaluated by both")
 	promBin := fs.String("prometheus", "/usr/bin/prometheus", "Prometheus binary")
+	pagedBin := fs.String("paged", "", "a paged binary: measure `paged run` (HTTP server, notifier-less, every discovery mechanism linked) instead of the library path")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -294,19 +309,34 @@ func drive(ctx context.Context, args []string) error {
 	}
 	defer stopProc(prom)
 
-	paged, err := start(ctx, "paged", self, "paged",
-		"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged"), "-interval", interval.String())
-	if err != nil {
-		return err
-	}
-	defer stopProc(paged)
-	if line, err := paged.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
-		return fmt.Errorf("paged child did not start: %q %v", line, err)
+	// Two paged children, side by side with Prometheus in the same run:
+	// keep: referenced (the default) and keep: all.
+	var pagedProcs [2]*proc
+	var pagedAddrs [2]string
+	for i, keep := range []string{"referenced", "all"} {
+		var p *proc
+		var err error
+		if *pagedBin != "" {
+			p, pagedAddrs[i], err = startPagedRun(ctx, *pagedBin, filepath.Join(dir, "paged-"+keep), keep, addrs, rulesAbs, *interval)
+		} else {
+			p, err = start(ctx, "paged keep:"+keep, self, "paged", "-keep", keep,
+				"-targets", strings.Join(addrs, ","), "-rules", rulesAbs, "-dir", filepath.Join(dir, "paged-"+keep), "-interval", interval.String())
+		}
+		if err != nil {
+			return err
+		}
+		defer stopProc(p)
+		if *pagedBin == "" {
+			if line, err := p.out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+				return fmt.Errorf("%s did not start: %q %v", p.name, line, err)
+			}
+		}
+		pagedProcs[i] = p
 	}
 
 	type sample struct{ cpu, rss, hwm float64 }
-	var atWarmup, last [2]sample
-	procs := [2]*proc{paged, prom}
+	var atWarmup, last [3]sample
+	procs := [3]*proc{pagedProcs[0], pagedProcs[1], prom}
 	begin := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -335,33 +365,135 @@ func drive(ctx context.Context, args []string) error {
 	promAlerts := promQuery(promAddr, `count(ALERTS{alertstate="firing"}) or vector(0)`)
 	own := promMetrics(promAddr)
 
-	if _, err := io.WriteString(paged.in, "report\n"); err != nil {
-		return fmt.Errorf("paged report: %w", err)
-	}
-	var rep pagedReport
-	if err := json.NewDecoder(paged.out).Decode(&rep); err != nil {
-		return fmt.Errorf("paged report: %w", err)
+	var reps [2]pagedReport
+	for i, p := range pagedProcs {
+		if *pagedBin != "" {
+			reps[i] = runReport(pagedAddrs[i])
+			continue
+		}
+		if _, err := io.WriteString(p.in, "report\n"); err != nil {
+			return fmt.Errorf("%s report: %w", p.name, err)
+		}
+		if err := json.NewDecoder(p.out).Decode(&reps[i]); err != nil {
+			return fmt.Errorf("%s report: %w", p.name, err)
+		}
 	}
 
 	steady := *duration - *warmup
 	mib := func(b float64) float64 { return b / (1 << 20) }
 	fmt.Printf("targets: %d simulated vLLM servers, scrape+evaluation every %s, %s measured (%s steady after %s warm-up), rules %s\n\n",
 		len(addrs), interval, *duration, steady, *warmup, *rulesFile)
-	fmt.Println("| | paged embedded | Prometheus 2.42 | paged / Prometheus |")
-	fmt.Println("|---|---:|---:|---:|")
-	row := func(name string, p, q float64, format string) {
-		fmt.Printf("| %s | "+format+" | "+format+" | %.2f |\n", name, p, q, p/q)
+	fmt.Println("| | paged keep: referenced | paged keep: all | Prometheus 2.42 | referenced / Prometheus | all / Prometheus |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	row := func(name string, v [3]float64, format string) {
+		fmt.Printf("| %s | "+format+" | "+format+" | "+format+" | %.2f | %.2f |\n", name, v[0], v[1], v[2], v[0]/v[2], v[1]/v[2])
 	}
-	row("CPU seconds, whole run", last[0].cpu, last[1].cpu, "%.2f")
-	row("CPU seconds, steady state", last[0].cpu-atWarmup[0].cpu, last[1].cpu-atWarmup[1].cpu, "%.2f")
-	row("peak RSS (MiB, VmHWM)", mib(last[0].hwm), mib(last[1].hwm), "%.1f")
-	row("RSS at end (MiB)", mib(last[0].rss), mib(last[1].rss), "%.1f")
+	var cpu, steadyCPU, hwm, rss [3]float64
+	for i := range procs {
+		cpu[i], steadyCPU[i] = last[i].cpu, last[i].cpu-atWarmup[i].cpu
+		hwm[i], rss[i] = mib(last[i].hwm), mib(last[i].rss)
+	}
+	row("CPU seconds, whole run", cpu, "%.2f")
+	row("CPU seconds, steady state", steadyCPU, "%.2f")
+	row("peak RSS (MiB, VmHWM)", hwm, "%.1f")
+	row("RSS at end (MiB)", rss, "%.1f")
 	fmt.Println()
-	fmt.Printf("sanity: paged %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
-		rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
+	for i, rep := range reps {
+		fmt.Printf("sanity: %s %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
+			pagedProcs[i].name, rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
+	}
 	fmt.Printf("sanity: prometheus %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
 		promUp, own["prometheus_tsdb_head_series"], own["prometheus_rule_evaluations_total"], own["prometheus_rule_evaluation_failures_total"], promAlerts)
 	return nil
+}
+
+// startPagedRun starts `paged run` on a generated paged.yaml: embedded
+// mode over the targets with the given keep mode and the rule file, no
+// notifier, and waits for /-/ready.
+func startPagedRun(ctx context.Context, bin, dir, keep string, targets []string, rulesFile string, interval time.Duration) (*proc, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	var quoted []string
+	for _, a := range targets {
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	cfg := fmt.Sprintf(`global: {evaluation_interval: %s}
+datasource:
+  type: embedded
+  embedded:
+    scrape_interval: %s
+    retention: 24h
+    keep: %s
+    scrape_configs:
+      - job_name: vllm
+        static_configs: [{targets: [%s]}]
+rule_files: [%q]
+storage: {path: %q}
+web: {listen_address: %q}
+`, interval, interval, keep, strings.Join(quoted, ", "), rulesFile, filepath.Join(dir, "state"), addr)
+	path := filepath.Join(dir, "paged.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return nil, "", err
+	}
+	p, err := start(ctx, "paged run keep:"+keep, bin, "run", "--config", path)
+	if err != nil {
+		return nil, "", err
+	}
+	// Alerts go to its standard output without a notifier: drain it.
+	out := p.out
+	p.out = bufio.NewReader(strings.NewReader(""))
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/-/healthy")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, addr, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			stopProc(p)
+			return nil, "", fmt.Errorf("%s: not healthy in 30s", p.name)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// runReport reads a `paged run`'s figures from its /metrics and
+// /api/v1/targets.
+func runReport(addr string) pagedReport {
+	var rep pagedReport
+	own := promMetrics(addr)
+	rep.HeadSeries = own["prometheus_tsdb_head_series"]
+	rep.RuleEvaluations = own["prometheus_rule_evaluations_total"]
+	rep.RuleFailures = own["prometheus_rule_evaluation_failures_total"]
+	resp, err := http.Get("http://" + addr + "/api/v1/targets?state=active")
+	if err != nil {
+		return rep
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			ActiveTargets []struct {
+				Health string `json:"health"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) == nil {
+		for _, t := range body.Data.ActiveTargets {
+			rep.Targets++
+			if t.Health == embedded.HealthUp {
+				rep.TargetsUp++
+			}
+		}
+	}
+	return rep
 }
 
 func start(ctx context.Context, name, bin string, args ...string) (*proc, error) {

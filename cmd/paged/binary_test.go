@@ -233,3 +233,24 @@ func get(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// TestVersionStamped: the release build's -X main.version reaches
+// `paged version` (scripts/release.sh and the Dockerfile stamp it so).
+func TestVersionStamped(t *testing.T) {
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	bin := filepath.Join(t.TempDir(), "paged")
+	// Only the link step differs from a plain build (release builds add
+	// -trimpath and CGO_ENABLED=0, which would rebuild every dependency).
+	cmd := exec.Command(goBin, "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, "./cmd/paged")
+	cmd.Dir = testbin.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "paged v9.8.7-test ") || !strings.Contains(string(out), runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("paged version = %q, %v", out, err)
+	}
+}

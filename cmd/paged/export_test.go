@@ -308,3 +308,30 @@ scrape_configs:
 		t.Errorf("annotations %v", firing.Annotations)
 	}
 }
+
+// TestHelmChartPrometheusRulesCurrent: the PrometheusRule files the Helm
+// chart ships are what `paged export --format prometheusrule` writes now
+// (the generator line, which names the version, aside). Regenerate with
+//
+//	go run ./cmd/paged export --format prometheusrule -o deploy/helm/paged/files/prometheusrules
+func TestHelmChartPrometheusRulesCurrent(t *testing.T) {
+	dir := t.TempDir()
+	mainOK(t, "export", "--format", "prometheusrule", "-o", dir)
+	chart := filepath.Join(testbin.RepoRoot(t), "deploy/helm/paged/files/prometheusrules")
+	fresh, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(fresh) < 5 {
+		t.Fatalf("export wrote %v (%v)", fresh, err)
+	}
+	dropFirst := func(b []byte) string { _, rest, _ := strings.Cut(string(b), "\n"); return rest }
+	for _, f := range fresh {
+		want, _ := os.ReadFile(f)
+		got, err := os.ReadFile(filepath.Join(chart, filepath.Base(f)))
+		if err != nil {
+			t.Errorf("chart lacks %s: %v", filepath.Base(f), err)
+			continue
+		}
+		if dropFirst(got) != dropFirst(want) {
+			t.Errorf("deploy/helm/paged/files/prometheusrules/%s is out of date: run paged export again", filepath.Base(f))
+		}
+	}
+}

@@ -179,8 +179,8 @@ func TestInitScrape(t *testing.T) {
 	}
 	e := cfg.Datasource.Embedded
 	if cfg.Datasource.Type != server.DatasourceEmbedded || len(e.ScrapeConfigs) != 2 ||
-		e.ScrapeConfigs[0].JobName != "vllm" || strings.Join(e.ScrapeConfigs[0].StaticConfigs[0].Targets, ",") != hostPort(vllm) ||
-		e.ScrapeConfigs[1].JobName != "tgi" || strings.Join(e.ScrapeConfigs[1].StaticConfigs[0].Targets, ",") != hostPort(tgi) {
+		e.ScrapeConfigs[0].JobName != "vllm" || strings.Join(server.StaticTargets(e.ScrapeConfigs[0]), ",") != hostPort(vllm) ||
+		e.ScrapeConfigs[1].JobName != "tgi" || strings.Join(server.StaticTargets(e.ScrapeConfigs[1]), ",") != hostPort(tgi) {
 		t.Errorf("embedded datasource %+v", e)
 	}
 	if len(cfg.Packs) != 2 || cfg.Packs[0].Overrides.Selector != `{job="vllm"}` || cfg.Packs[1].Overrides.Selector != `{job="tgi"}` {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/scrape"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
@@ -25,9 +26,11 @@ type Embedded struct {
 	reg     *registerer
 	db      *tsdb.DB
 	scraper *scrape.Manager
-	// tsets hands target groups to the scrape manager; it holds at most
-	// the latest set not yet taken.
-	tsets chan map[string][]*targetgroup.Group
+	// discoverer runs every job's service discovery (static_configs
+	// included) and hands the target groups to the scraper, as in
+	// Prometheus. Its providers live until cancel.
+	discoverer *discovery.Manager
+	cancel     context.CancelFunc
 
 	mu      sync.Mutex // guards opts and stopped, serialises Reload
 	opts    Options
@@ -42,6 +45,8 @@ type Embedded struct {
 // and prepares the scrape manager. Nothing is scraped until Run.
 func New(opts Options) (*Embedded, error) {
 	opts.ScrapeConfigs = cloneConfigs(opts.ScrapeConfigs)
+	opts.PromScrapeConfigs = slices.Clone(opts.PromScrapeConfigs)
+	opts.Keep = opts.Keep.clone()
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
@@ -55,25 +60,39 @@ func New(opts Options) (*Embedded, error) {
 		reg.unregisterAll()
 		return nil, fmt.Errorf("embedded: open storage %s: %w", opts.StoragePath, err)
 	}
+	fail := func(err error) (*Embedded, error) {
+		err = errors.Join(err, db.Close())
+		reg.unregisterAll()
+		return nil, err
+	}
 	mgr, err := scrape.NewManager(&scrape.Options{
-		// Targets are static: sync them as soon as they are handed over
-		// instead of after the first 5s reload tick.
+		// Sync targets as soon as discovery hands them over instead of
+		// after the first 5s reload tick, and follow changes within 1s.
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
 	}, opts.Logger.With("component", "scrape manager"), nil, nil, db, reg)
 	if err != nil {
-		err = errors.Join(fmt.Errorf("embedded: scrape manager: %w", err), db.Close())
-		reg.unregisterAll()
-		return nil, err
+		return fail(fmt.Errorf("embedded: scrape manager: %w", err))
 	}
 	if err := mgr.ApplyConfig(cfg); err != nil {
-		err = errors.Join(fmt.Errorf("embedded: scrape config: %w", err), db.Close())
-		reg.unregisterAll()
-		return nil, err
+		return fail(fmt.Errorf("embedded: scrape config: %w", err))
 	}
-	e := &Embedded{reg: reg, opts: opts, db: db, scraper: mgr, tsets: make(chan map[string][]*targetgroup.Group, 1)}
-	e.tsets <- targetGroups(&opts)
-	return e, nil
+	sdMetrics, err := discovery.CreateAndRegisterSDMetrics(reg)
+	if err != nil {
+		return fail(fmt.Errorf("embedded: discovery metrics: %w", err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	disc := discovery.NewManager(ctx, opts.Logger.With("component", "discovery manager scrape"), reg, sdMetrics,
+		discovery.Name("scrape"), discovery.Updatert(time.Second))
+	if disc == nil {
+		cancel()
+		return fail(errors.New("embedded: discovery manager could not be created (see log)"))
+	}
+	if err := disc.ApplyConfig(discoveryConfigs(cfg)); err != nil {
+		cancel()
+		return fail(fmt.Errorf("embedded: service discovery: %w", err))
+	}
+	return &Embedded{reg: reg, opts: opts, db: db, scraper: mgr, discoverer: disc, cancel: cancel}, nil
 }
 
 // tsdbOptions derives the TSDB's settings from the retention. The head
@@ -104,16 +123,22 @@ func (e *Embedded) Run(ctx context.Context) error {
 		return errors.New("embedded: Run called twice")
 	}
 	done := make(chan error, 1)
-	go func() { done <- e.scraper.Run(e.tsets) }()
+	discDone := make(chan error, 1)
+	go func() { discDone <- e.discoverer.Run() }()
+	go func() { done <- e.scraper.Run(e.discoverer.SyncCh()) }()
 	o := e.Options()
-	o.Logger.Info("embedded scraping started", "jobs", len(o.ScrapeConfigs), "path", o.StoragePath)
+	o.Logger.Info("embedded scraping started", "jobs", len(o.ScrapeConfigs)+len(o.PromScrapeConfigs), "path", o.StoragePath)
 
 	<-ctx.Done()
 	e.mu.Lock()
 	e.stopped = true
 	e.mu.Unlock()
+	// The scraper stops first: it reads the discoverer's channel, and the
+	// discoverer's sender would block on a reader that has gone.
 	e.scraper.Stop()
 	runErr := <-done
+	e.cancel()
+	<-discDone
 	if err := e.Close(); err != nil {
 		return err
 	}
@@ -129,13 +154,32 @@ func (e *Embedded) Run(ctx context.Context) error {
 // other options (storage, retention, limits, defaults) stay as they are.
 // On any error nothing changes and the old configuration keeps running.
 func (e *Embedded) Reload(configs []ScrapeConfig) error {
+	return e.Apply(Scrape{ScrapeConfigs: configs, PromScrapeConfigs: e.Options().PromScrapeConfigs, Keep: e.Options().Keep})
+}
+
+// Scrape is the part of Options a reload may change.
+type Scrape struct {
+	ScrapeConfigs     []ScrapeConfig
+	PromScrapeConfigs []*config.ScrapeConfig
+	Keep              *Keep
+}
+
+// Apply replaces the scrape configurations and the Keep filter, as a
+// Prometheus reload does: new jobs start their discovery and targets,
+// removed ones stop and their series get staleness markers, jobs whose
+// settings changed (a new Keep filter changes every job) restart their
+// loops. On any error nothing changes and the old configuration keeps
+// running.
+func (e *Embedded) Apply(s Scrape) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {
 		return errors.New("embedded: reload after Run returned")
 	}
 	next := e.opts
-	next.ScrapeConfigs = cloneConfigs(configs)
+	next.ScrapeConfigs = cloneConfigs(s.ScrapeConfigs)
+	next.PromScrapeConfigs = slices.Clone(s.PromScrapeConfigs)
+	next.Keep = s.Keep.clone()
 	if err := next.fill(); err != nil {
 		return err
 	}
@@ -146,14 +190,24 @@ func (e *Embedded) Reload(configs []ScrapeConfig) error {
 	if err := e.scraper.ApplyConfig(cfg); err != nil {
 		return fmt.Errorf("embedded: apply scrape config: %w", err)
 	}
-	// Replace a set the manager has not taken yet.
-	select {
-	case <-e.tsets:
-	default:
+	if err := e.discoverer.ApplyConfig(discoveryConfigs(cfg)); err != nil {
+		return fmt.Errorf("embedded: apply service discovery: %w", err)
 	}
-	e.tsets <- targetGroups(&next)
 	e.opts = next
 	return nil
+}
+
+// SetKeep replaces the Keep filter only (after a rule reload).
+func (e *Embedded) SetKeep(k *Keep) error {
+	o := e.Options()
+	return e.Apply(Scrape{ScrapeConfigs: o.ScrapeConfigs, PromScrapeConfigs: o.PromScrapeConfigs, Keep: k})
+}
+
+func (k *Keep) clone() *Keep {
+	if k == nil {
+		return nil
+	}
+	return &Keep{Names: slices.Clone(k.Names), Patterns: slices.Clone(k.Patterns)}
 }
 
 // cloneConfigs deep-copies configs so that fill's defaults never write
@@ -174,6 +228,7 @@ func cloneConfigs(configs []ScrapeConfig) []ScrapeConfig {
 // an Embedded that was never run. Queries after Close fail.
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() {
+		e.cancel()
 		if err := e.db.Close(); err != nil {
 			e.closeErr = fmt.Errorf("embedded: close storage: %w", err)
 		}
@@ -200,5 +255,7 @@ func (e *Embedded) Options() Options {
 	defer e.mu.Unlock()
 	o := e.opts
 	o.ScrapeConfigs = cloneConfigs(o.ScrapeConfigs)
+	o.PromScrapeConfigs = slices.Clone(o.PromScrapeConfigs)
+	o.Keep = o.Keep.clone()
 	return o
 }

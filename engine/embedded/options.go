@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
 )
 
 // Defaults filled in by New.
@@ -56,8 +58,19 @@ type Options struct {
 	// RetentionSize, if positive, also caps the bytes on disk of
 	// persisted blocks (the WAL and the in-memory head come on top).
 	RetentionSize int64
-	// ScrapeConfigs lists the jobs to scrape. At least one.
+	// ScrapeConfigs lists jobs to scrape in paged's shorthand (static
+	// targets). ScrapeConfigs and PromScrapeConfigs together hold at least
+	// one job, and job names are unique across both.
 	ScrapeConfigs []ScrapeConfig
+	// PromScrapeConfigs are Prometheus scrape_configs, verbatim: every
+	// service discovery, relabel_configs, metric_relabel_configs, auth,
+	// TLS, honor_labels and limits, as config.Load parsed them (with
+	// global scrape_interval/scrape_timeout already applied). Limits they
+	// leave at 0 get the paged defaults below.
+	PromScrapeConfigs []*config.ScrapeConfig
+	// Keep, when not nil, drops at scrape time every series whose metric
+	// name it does not select (see Keep). Nil stores everything.
+	Keep *Keep
 
 	// MaxSamplesPerScrape fails a scrape that exposes more samples
 	// (Prometheus's sample_limit). Default 200000; negative: unlimited.
@@ -141,10 +154,32 @@ func (o *Options) fill() error {
 		o.Registerer = prometheus.NewRegistry()
 	}
 
-	if len(o.ScrapeConfigs) == 0 {
+	if len(o.ScrapeConfigs) == 0 && len(o.PromScrapeConfigs) == 0 {
 		bad("scrape_configs", "at least one scrape config is required")
 	}
-	jobs := map[string]int{}
+	jobs := map[string]string{} // job name: where it first appears
+	for i, sc := range o.PromScrapeConfigs {
+		field := fmt.Sprintf("prometheus scrape_configs[%d]", i)
+		switch {
+		case sc == nil:
+			bad(field, "nil scrape config")
+		case sc.JobName == "":
+			bad(field+".job_name", "required")
+		default:
+			if first, dup := jobs[sc.JobName]; dup {
+				bad(field+".job_name", "duplicate job name %q (first in %s)", sc.JobName, first)
+			} else {
+				jobs[sc.JobName] = field
+			}
+		}
+	}
+	if o.Keep != nil {
+		for i, p := range o.Keep.Patterns {
+			if _, err := regexp.Compile("^(?:" + p + ")$"); err != nil {
+				bad(fmt.Sprintf("keep.patterns[%d]", i), "%q: %v", p, err)
+			}
+		}
+	}
 	for i := range o.ScrapeConfigs {
 		sc := &o.ScrapeConfigs[i]
 		field := fmt.Sprintf("scrape_configs[%d]", i)
@@ -155,9 +190,9 @@ func (o *Options) fill() error {
 			bad(field+".job_name", "not valid UTF-8")
 		default:
 			if first, dup := jobs[sc.JobName]; dup {
-				bad(field+".job_name", "duplicate job name %q (first in scrape_configs[%d])", sc.JobName, first)
+				bad(field+".job_name", "duplicate job name %q (first in %s)", sc.JobName, first)
 			} else {
-				jobs[sc.JobName] = i
+				jobs[sc.JobName] = field
 			}
 		}
 		if sc.MetricsPath == "" {

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pagedhq/paged/internal/testbin"
+)
+
+// TestScrapeConfigsJudgedAsPromtool: every scrape_configs list under
+// testdata/scrape (Kubernetes, file, DNS, HTTP, Consul and EC2 discovery,
+// relabelling, auth, TLS, limits) is accepted by paged exactly when
+// Debian's `promtool check config` accepts it as a prometheus.yml, and the
+// name says which it is, so both judges are held to it. A rejected one
+// gets a problem with a line and column inside the scrape config.
+//
+// Debian's promtool 2.42 is built without Kubernetes, Consul, Linode and
+// Nomad discovery: the configs that use them (testdata/scrape/prom3) are
+// judged by Prometheus 3's promtool, the version paged embeds, when
+// PAGED_PROMTOOL3 names one (scripts/promtool3.sh builds it); without it
+// they are skipped with that message.
+func TestScrapeConfigsJudgedAsPromtool(t *testing.T) {
+	promtool := testbin.Require(t, "promtool")
+	files, err := filepath.Glob("testdata/scrape/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("testdata/scrape: %d files, %v", len(files), err)
+	}
+	checkScrapeConfigs(t, promtool, files)
+	t.Run("prom3", func(t *testing.T) {
+		promtool3 := os.Getenv("PAGED_PROMTOOL3")
+		if promtool3 == "" {
+			t.Skip("Debian's promtool lacks kubernetes/consul discovery: set PAGED_PROMTOOL3 to Prometheus 3's promtool (scripts/promtool3.sh builds it)")
+		}
+		files, err := filepath.Glob("testdata/scrape/prom3/*.yaml")
+		if err != nil || len(files) < 5 {
+			t.Fatalf("testdata/scrape/prom3: %d files, %v", len(files), err)
+		}
+		checkScrapeConfigs(t, promtool3, files)
+	})
+}
+
+func checkScrapeConfigs(t *testing.T, promtool string, files []string) {
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			snippet, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS("testdata/scrape")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "prometheus.yml", "scrape_configs:\n"+string(snippet))
+			out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatalf("promtool: %v", err)
+			}
+			promtoolOK := err == nil
+
+			writeFile(t, dir, "basic.rules.yaml", basicRules)
+			indented := "    " + strings.ReplaceAll(strings.TrimRight(string(snippet), "\n"), "\n", "\n    ")
+			writeFile(t, dir, "paged.yaml", "datasource:\n  type: embedded\n  embedded:\n    scrape_configs:\n"+indented+"\nrule_files: [basic.rules.yaml]\n")
+			_, perr := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+			pagedOK := perr == nil
+
+			wantOK := strings.HasSuffix(f, ".good.yaml")
+			if promtoolOK != wantOK {
+				t.Errorf("promtool check config: ok=%v, want %v:\n%s", promtoolOK, wantOK, out)
+			}
+			if pagedOK != promtoolOK {
+				t.Errorf("paged ok=%v but promtool ok=%v\npromtool: %s\npaged: %v", pagedOK, promtoolOK, out, perr)
+			}
+			var ce *ConfigError
+			if errors.As(perr, &ce) {
+				for _, p := range ce.Problems {
+					if p.Line < 5 || p.Column < 5 || !strings.HasPrefix(p.Key, "datasource.embedded.scrape_configs[") {
+						t.Errorf("problem not placed inside the scrape config: %s", p)
+					}
+				}
+				t.Logf("promtool: %s\npaged: %v", strings.TrimSpace(string(out)), perr)
+			}
+		})
+	}
+}
+
+// TestScrapeConfigSecretsRedacted: a scrape config's password and bearer
+// token never reach /api/v1/status/config; Prometheus's own marshalling
+// writes <secret> in their place, and the rest of the job is kept.
+func TestScrapeConfigSecretsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "basic.rules.yaml", basicRules)
+	writeFile(t, dir, "paged.yaml", `datasource:
+  type: embedded
+  embedded:
+    scrape_configs:
+      - job_name: auth
+        basic_auth: {username: paged, password: hunter2-do-not-print}
+        static_configs: [{targets: ["127.0.0.1:8000"]}]
+      - job_name: token
+        authorization: {credentials: tok-do-not-print}
+        kubernetes_sd_configs: [{role: pod}]
+        relabel_configs: [{source_labels: [__meta_kubernetes_pod_name], target_label: pod}]
+rule_files: [basic.rules.yaml]
+`)
+	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfg.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "do-not-print") {
+		t.Fatalf("secret in the redacted config:\n%s", out)
+	}
+	for _, want := range []string{"password: <secret>", "credentials: <secret>", "role: pod", "target_label: pod", "keep: referenced"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("redacted config lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestScrapeConfigEnv: ${ENV} expands in scrape configs as everywhere in
+// paged.yaml (the demo's target comes from it), while relabelling's ${1}
+// stays a regex group.
+func TestScrapeConfigEnv(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "basic.rules.yaml", basicRules)
+	writeFile(t, dir, "paged.yaml", `datasource:
+  type: embedded
+  embedded:
+    scrape_configs:
+      - job_name: vllm
+        static_configs: [{targets: ["${TARGET}"]}]
+        relabel_configs:
+          - {source_labels: [__address__], regex: '(.*):\d+', replacement: '${1}', target_label: host}
+rule_files: [basic.rules.yaml]
+`)
+	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), func(k string) string {
+		return map[string]string{"TARGET": "10.1.2.3:8000"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.Datasource.Embedded.ScrapeConfigs[0]
+	if got := StaticTargets(sc); len(got) != 1 || got[0] != "10.1.2.3:8000" {
+		t.Errorf("targets = %v", got)
+	}
+	if got := sc.RelabelConfigs[0].Replacement; got != "${1}" {
+		t.Errorf("replacement = %q, want ${1}", got)
+	}
+}
