@@ -106,15 +106,10 @@ var prometheus3TargetLabels = []string{
 	"__scrape_native_histograms__",
 }
 
-func getBody(t *testing.T, url string) string {
+func getText(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := getBody(t, url)
+	return body
 }
 
 // TestEmbeddedFileSDAndRelabel: embedded mode with a verbatim scrape
@@ -209,7 +204,7 @@ storage: {path: state}
 		want = s
 		return err == nil && targetUp(b)(code, body)
 	})
-	got, err := targetsSummary(getBody(t, base+"/api/v1/targets"))
+	got, err := targetsSummary(getText(t, base+"/api/v1/targets"))
 	if err != nil {
 		t.Fatal(err)
 	}
