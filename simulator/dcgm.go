@@ -33,9 +33,9 @@ type dcgm struct {
 
 	smClock, memClock, memTemp, gpuTemp, power, energy, pcieReplay *family
 	util, memCopy, enc, dec, xidErrors, fbFree, fbUsed, fbReserved *family
-	nvlink, vgpu, uncorrRows, corrRows, remapFailure                *family
-	grActive, tensorActive, dramActive, pcieTX, pcieRX              *family
-	powerViol, thermalViol, sbeVol, dbeVol, sbeAgg, dbeAgg          *family
+	nvlink, vgpu, uncorrRows, corrRows, remapFailure               *family
+	grActive, tensorActive, dramActive, pcieTX, pcieRX             *family
+	powerViol, thermalViol, sbeVol, dbeVol, sbeAgg, dbeAgg         *family
 }
 
 // The simulated node: four H100 SXM GPUs, each with 80 GB of HBM3.
