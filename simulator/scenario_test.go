@@ -19,7 +19,7 @@ type timeline struct {
 
 func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
 	t.Helper()
-	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true})
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
 	tl := &timeline{t: t, every: 15 * time.Second}
 	for at := time.Duration(0); at <= total; at += tl.every {
 		tl.snaps = append(tl.snaps, scrape(t, s))
@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
