@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,70 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 				if _, ok := fired[a]; ok {
 					t.Errorf("%s fired on %s", a, c.scenario)
 				}
+			}
+		})
+	}
+}
+
+// Each GPU scenario of the dcgm simulator fires its alerts of the dcgm
+// pack, on the broken GPU only and not before the scenario began; a
+// steady node fires nothing.
+func TestDCGMScenariosFireThePack(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "dcgm", "dcgm.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		scenario string
+		alerts   []string
+	}{
+		{"steady", nil},
+		{"gpu-overheating", []string{"GPUTemperatureHigh"}},
+		{"thermal-throttling", []string{"GPUTemperatureHigh", "GPUThermalThrottling"}},
+		{"memory-pressure", []string{"GPUMemoryNearlyFull"}},
+		{"xid-error", []string{"GPUXIDError"}},
+		{"xid-hardware", []string{"GPUXIDHardwareError"}},
+		{"row-remap-failure", []string{"GPURowRemapFailure", "GPUUncorrectableRemappedRows"}},
+		{"pcie-replays", []string{"GPUPCIeReplays"}},
+		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUXIDHardwareError"}},
+		{"idle", []string{"GPUIdleWithModelLoaded"}},
+		{"down", []string{"DCGMExporterDown"}},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			span := 100 * time.Minute
+			onset := 20 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerDCGM, DCGMOptIn: true}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {onset, c.scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fired []string
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if len(r.Firing) == 0 {
+					continue
+				}
+				fired = append(fired, r.Name)
+				for _, f := range r.Firing {
+					if f.Start.Before(start.Add(onset)) {
+						t.Errorf("%s fired at %s, before the scenario began", r.Name, f.Start.Sub(start))
+					}
+					if gpu := f.Labels["gpu"]; c.scenario != "idle" && r.Name != "DCGMExporterDown" && gpu != "2" {
+						t.Errorf("%s fired for GPU %q; the scenario breaks GPU 2 only", r.Name, gpu)
+					}
+				}
+			}
+			slices.Sort(fired)
+			if !slices.Equal(fired, c.alerts) {
+				t.Errorf("%s fired %v, want %v", c.scenario, fired, c.alerts)
 			}
 		})
 	}
