@@ -201,3 +201,48 @@ func TestDCGMScenariosFireThePack(t *testing.T) {
 		})
 	}
 }
+
+// The TGI simulator's error-burst fails whole batches (a shard error fails
+// every request of the running batch), which TGIBatchInferenceFailures
+// reports; a steady server's rare request errors do not.
+func TestTGIBatchFailuresFire(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "tgi", "tgi.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for scenario, want := range map[string]bool{"steady": false, "error-burst": true} {
+		t.Run(scenario, func(t *testing.T) {
+			span := 60 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerTGI}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if r.Name != "TGIBatchInferenceFailures" {
+					continue
+				}
+				found = true
+				if got := len(r.Firing) > 0; got != want {
+					t.Errorf("%s: TGIBatchInferenceFailures fired %v (%d times), want %v", scenario, got, len(r.Firing), want)
+				}
+				if want && len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+					t.Errorf("fired at %s, before the error burst", r.Firing[0].Start.Sub(start))
+				}
+			}
+			if !found {
+				t.Error("the tgi pack has no TGIBatchInferenceFailures")
+			}
+		})
+	}
+}
