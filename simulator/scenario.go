@@ -8,27 +8,28 @@ import (
 // scenario. Gauges are targets that the server state follows with a short
 // lag; rates are per simulated second; latencies are medians in seconds.
 type conditions struct {
-	rate        float64 // request arrivals per second
-	finishRate  float64 // requests finishing per second; 0 means rate
-	running     float64 // requests in the running batch
-	waiting     float64 // requests queued
-	kv          float64 // GPU KV-cache usage, 0..1
-	cpuKV       float64 // V0 CPU swap-space usage, 0..1
-	swapped     float64 // V0 requests swapped to CPU
-	preemptRate float64 // preemptions per second
-	ttft        float64 // time to first token
-	ttftSigma   float64 // spread of TTFT (log-space sigma); 0 means 0.45
-	itl         float64 // inter-token latency
-	abortFrac   float64 // finished requests aborted (client gone, cancelled)
-	errorFrac   float64 // finished requests failed in the engine
-	http5xx     float64 // HTTP responses answered 5xx
-	prefixHit   float64 // prefix-cache hit ratio, in tokens
-	promptMean  float64 // prompt tokens per request
-	genMean     float64 // generated tokens per request
-	down        bool    // the endpoint answers 503
-	specAccept  float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
-	xferFail    float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
-	asleep      bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	rate         float64 // request arrivals per second
+	finishRate   float64 // requests finishing per second; 0 means rate
+	running      float64 // requests in the running batch
+	waiting      float64 // requests queued
+	kv           float64 // GPU KV-cache usage, 0..1
+	cpuKV        float64 // V0 CPU swap-space usage, 0..1
+	swapped      float64 // V0 requests swapped to CPU
+	preemptRate  float64 // preemptions per second
+	ttft         float64 // time to first token
+	ttftSigma    float64 // spread of TTFT (log-space sigma); 0 means 0.45
+	itl          float64 // inter-token latency
+	abortFrac    float64 // finished requests aborted (client gone, cancelled)
+	errorFrac    float64 // finished requests failed in the engine
+	http5xx      float64 // HTTP responses answered 5xx
+	prefixHit    float64 // prefix-cache hit ratio, in tokens
+	promptMean   float64 // prompt tokens per request
+	genMean      float64 // generated tokens per request
+	down         bool    // the endpoint answers 503
+	specAccept   float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
+	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
+	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
 
 	// dcgm: faults of one GPU (dcgmAffected); the others stay healthy.
 	gpuIdle      bool    // every GPU under 5% busy while the model stays loaded
@@ -230,6 +231,12 @@ func scenarios() []scenario {
 				c.xferFail = lerp(t, onsetStart, 60, 0, 0.08)
 				return c
 			}, featureKVConnector},
+		{Scenario{"grammar-backlog", "SGLang only: structured-output requests pile up waiting for grammar compilation (40 in the grammar queue by 2 min)."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.grammarQueue = lerp(t, onsetStart, onsetEnd, 0, 40)
+				return c
+			}, ""},
 		{Scenario{"gpu-overheating", "dcgm: GPU 2 heats up to about 92 °C (a failed fan or blocked airflow); the others stay near 58 °C."}, dcgm,
 			func(t float64) conditions {
 				c := baseline()

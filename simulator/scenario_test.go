@@ -320,3 +320,13 @@ func TestScenarioKVTransferFailures(t *testing.T) {
 		t.Errorf("kv-transfer-failures on sglang: %.3f transfer failures per request, want about 0.08", r)
 	}
 }
+
+func TestScenarioGrammarBacklog(t *testing.T) {
+	tl := runScenario(t, ServerSGLang, "grammar-backlog", 3*time.Minute)
+	if q := tl.gauge(15*sec, "sglang:num_grammar_queue_reqs", nil); q != 0 {
+		t.Errorf("grammar-backlog: %v in the grammar queue before onset, want 0", q)
+	}
+	if q := tl.gauge(3*time.Minute, "sglang:num_grammar_queue_reqs", nil); q < 30 {
+		t.Errorf("grammar-backlog: %v in the grammar queue after 3 minutes, want about 40", q)
+	}
+}

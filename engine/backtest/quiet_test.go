@@ -246,3 +246,44 @@ func TestTGIBatchFailuresFire(t *testing.T) {
 		})
 	}
 }
+
+// SGLang's grammar-backlog scenario fills the grammar queue, which
+// SGLangGrammarQueueBacklog reports; steady does not.
+func TestSGLangGrammarBacklogFires(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for scenario, want := range map[string]bool{"steady": false, "grammar-backlog": true} {
+		t.Run(scenario, func(t *testing.T) {
+			span := 45 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerSGLang}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range rep.Rules {
+				if r.Name != "SGLangGrammarQueueBacklog" {
+					continue
+				}
+				found = true
+				if got := len(r.Firing) > 0; got != want {
+					t.Errorf("%s: SGLangGrammarQueueBacklog fired %v, want %v", scenario, got, want)
+				}
+				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+					t.Errorf("fired at %s, before the scenario", r.Firing[0].Start.Sub(start))
+				}
+			}
+			if !found {
+				t.Error("the sglang pack has no SGLangGrammarQueueBacklog")
+			}
+		})
+	}
+}
