@@ -90,14 +90,15 @@ func TestSelector(t *testing.T) {
 func TestFromTargetsAndConfig(t *testing.T) {
 	want := map[simulator.Server]string{
 		simulator.ServerVLLM: PackVLLM, simulator.ServerVLLMV0: PackVLLMV0, simulator.ServerTGI: PackTGI,
-		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton,
+		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton, simulator.ServerDCGM: PackDCGM,
 	}
 	var addrs []string
 	byAddr := map[string]string{}
 	for _, kind := range simulator.Servers() {
 		// Started ten minutes ago: the counters that appear with the
 		// first request are there.
-		sim, err := simulator.New(simulator.Options{Server: kind, Start: time.Now().Add(-10 * time.Minute)})
+		// dcgm with the opt-in counters the pack's thermal and ECC alerts read.
+		sim, err := simulator.New(simulator.Options{Server: kind, Start: time.Now().Add(-10 * time.Minute), DCGMOptIn: kind == simulator.ServerDCGM})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	for _, p := range inv.Packs {
 		packs = append(packs, p.Pack)
 	}
-	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton}) {
+	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackDCGM}) {
 		t.Errorf("packs %v", packs)
 	}
 	rep, err := inv.Check(context.Background(), nil, time.Now())
@@ -151,7 +152,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("written configuration does not load: %v\n%s", err, content)
 	}
-	if len(cfg.Packs) != 5 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 5 {
+	if len(cfg.Packs) != 6 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 6 {
 		t.Errorf("packs %d, scrape configs %d", len(cfg.Packs), len(cfg.Datasource.Embedded.ScrapeConfigs))
 	}
 

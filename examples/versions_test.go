@@ -20,7 +20,7 @@ import (
 )
 
 // simulated maps a pack to the simulator server whose output it is run
-// against. dcgm has no simulator (GPU metrics come from dcgm-exporter).
+// against.
 var simulated = map[string]simulator.Server{
 	"vllm":          simulator.ServerVLLM,
 	"vllm-features": simulator.ServerVLLM,
@@ -28,6 +28,7 @@ var simulated = map[string]simulator.Server{
 	"tgi":           simulator.ServerTGI,
 	"sglang":        simulator.ServerSGLang,
 	"triton":        simulator.ServerTriton,
+	"dcgm":          simulator.ServerDCGM,
 }
 
 // Every pack, against the simulator's output for every release it claims
@@ -44,6 +45,7 @@ func TestPacksPerVersion(t *testing.T) {
 	for _, p := range all {
 		srv, ok := simulated[p.Name]
 		if !ok {
+			t.Errorf("pack %s has no simulated server: add it to simulated", p.Name)
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
@@ -124,6 +126,34 @@ func TestCanFireCatchesVersionGaps(t *testing.T) {
 	}
 }
 
+// On a default dcgm-exporter install (etc/default-counters.csv as
+// shipped), exactly the alerts on opt-in counters cannot fire, and the
+// pack's notes name each of them; with the counters enabled every alert can.
+func TestDCGMDefaultCounters(t *testing.T) {
+	p, err := packs.Lookup("dcgm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := simulatedNamesWith(t, simulator.Options{Server: simulator.ServerDCGM})
+	optIn := simulatedNamesWith(t, simulator.Options{Server: simulator.ServerDCGM, DCGMOptIn: true})
+	var cannot []string
+	for _, a := range alertExprs(t, p) {
+		if !canFire(a.expr, optIn) {
+			t.Errorf("%s cannot fire even with the opt-in counters", a.name)
+		}
+		if !canFire(a.expr, def) {
+			cannot = append(cannot, a.name)
+			if !strings.Contains(p.Notes, a.name) {
+				t.Errorf("%s cannot fire on a default dcgm-exporter, but pack.yaml notes do not say so: %q", a.name, p.Notes)
+			}
+		}
+	}
+	sort.Strings(cannot)
+	if want := []string{"GPUDoubleBitECCErrors", "GPUThermalThrottling"}; !slices.Equal(cannot, want) {
+		t.Errorf("on default counters, alerts that cannot fire: %v, want %v", cannot, want)
+	}
+}
+
 type alertExpr struct {
 	name string
 	expr parser.Expr
@@ -161,9 +191,15 @@ func alertExprs(t *testing.T, p *packs.Pack) []alertExpr {
 // (catalogue AppearsOn: a failed request, the first API request).
 func simulatedNames(t *testing.T, srv simulator.Server, release string) map[string]bool {
 	t.Helper()
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Optional features on: their alerts can fire wherever the release has the metrics.
-	sim, err := simulator.New(simulator.Options{Server: srv, Version: release, Seed: 1, Start: start, Now: func() time.Time { return start }, SpecDecode: true, KVConnector: true})
+	return simulatedNamesWith(t, simulator.Options{Server: srv, Version: release, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+}
+
+func simulatedNamesWith(t *testing.T, opts simulator.Options) map[string]bool {
+	t.Helper()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	opts.Seed, opts.Start, opts.Now = 1, start, func() time.Time { return start }
+	sim, err := simulator.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -362,6 +362,11 @@ func GrafanaDashboard(r *Rendered) (*Dashboard, error) {
 				charted, op = th.LHS, th.Op
 				v := th.Value
 				threshold = &v
+				if inner, ok := unfilter(charted); ok {
+					// A chain of filters (x > 0 != 48 != 62 ...): chart x
+					// itself, which has data when nothing passes them.
+					charted, op, threshold = inner, "", nil
+				}
 			}
 			charted, err := zeroWhenNone(charted)
 			if err != nil {
@@ -389,6 +394,32 @@ func GrafanaDashboard(r *Rendered) (*Dashboard, error) {
 		endRow()
 	}
 	return d, nil
+}
+
+// unfilter returns the operand of a chain of comparisons with numbers
+// (filters without bool), as in DCGM's `XID > 0 != 48 != 62`, and whether
+// expr is such a chain.
+func unfilter(expr string) (string, bool) {
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return "", false
+	}
+	found := false
+	for {
+		if p, ok := e.(*parser.ParenExpr); ok {
+			e = p.Expr
+			continue
+		}
+		b, ok := e.(*parser.BinaryExpr)
+		if !ok || !b.Op.IsComparisonOperator() || b.ReturnBool {
+			break
+		}
+		if _, num := b.RHS.(*parser.NumberLiteral); !num {
+			break
+		}
+		e, found = b.LHS, true
+	}
+	return e.String(), found
 }
 
 func forText(r *rules.Rule) string {

@@ -24,17 +24,17 @@ import (
 // "All", against paged in embedded mode and against Debian's Prometheus,
 // both scraping a simulator of each server; each returns the simulator's
 // data (absent(), as in VLLMTargetMissing, answers only when the series
-// is gone). The dcgm pack has no simulator: its queries must run without
-// error, and cannot return data.
+// is gone). dcgm runs with the opt-in counters, so its thermal and ECC
+// panels have data too.
 func TestGrafanaDashboardQueries(t *testing.T) {
 	jobs := map[string]simulator.Server{
 		"vllm": simulator.ServerVLLM, "vllm-v0": simulator.ServerVLLMV0, "tgi": simulator.ServerTGI,
-		"sglang": simulator.ServerSGLang, "triton": simulator.ServerTriton,
+		"sglang": simulator.ServerSGLang, "triton": simulator.ServerTriton, "dcgm": simulator.ServerDCGM,
 	}
 	var scrape, embedded strings.Builder
 	for job, srv := range jobs {
 		// steady: no error yet, and the error panels still chart 0.
-		sim, err := simulator.New(simulator.Options{Server: srv})
+		sim, err := simulator.New(simulator.Options{Server: srv, DCGMOptIn: srv == simulator.ServerDCGM})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	// Enough samples for rates: every job scraped five times by both.
 	for name, c := range clients {
 		waitFor(t, name+" has scraped every simulator", 60*time.Second, func() bool {
-			v, _, _, err := c.Query(ctx, `min(count_over_time(up[1m])) >= 5 and count(up == 1) == 5`, time.Now())
+			v, _, _, err := c.Query(ctx, fmt.Sprintf(`min(count_over_time(up[1m])) >= 5 and count(up == 1) == %d`, len(jobs)), time.Now())
 			vec, _ := v.(model.Vector)
 			return err == nil && len(vec) == 1
 		})

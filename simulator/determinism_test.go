@@ -28,8 +28,11 @@ func scrapeSequence(t *testing.T, server Server, seed uint64, at []time.Duration
 
 func TestSameSeedSameOutput(t *testing.T) {
 	at := []time.Duration{0, 7 * sec, 30 * sec, 95 * sec, 4 * time.Minute, 9*time.Minute + 500*time.Millisecond}
-	switches := map[int]string{2: "kv-saturation", 4: "error-burst"}
 	for _, server := range Servers() {
+		switches := map[int]string{2: "kv-saturation", 4: "error-burst"}
+		if server == ServerDCGM {
+			switches = map[int]string{2: "gpu-overheating", 4: "xid-error"}
+		}
 		a := scrapeSequence(t, server, 42, at, switches)
 		b := scrapeSequence(t, server, 42, at, switches)
 		for i := range a {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -31,6 +32,10 @@ const (
 	// styleCpp is prometheus-cpp (Triton): sorted labels with le last,
 	// _count then _sum then buckets.
 	styleCpp
+	// styleDCGM is dcgm-exporter's text template: labels in the template's
+	// order, every family written (each has a series per GPU), no blank
+	// lines, INT64 fields with %d and DOUBLE fields with %f.
+	styleDCGM
 )
 
 // exposition renders gathered families in the declared order.
@@ -147,8 +152,8 @@ func (x exposition) writeMetric(w *bufio.Writer, f *family, m *dto.Metric) {
 func (x exposition) sample(w *bufio.Writer, name string, f *family, m *dto.Metric, extraName, extraValue string, v float64) {
 	type pair struct{ name, value string }
 	pairs := make([]pair, 0, len(f.labels)+1)
-	if x.style == styleRust {
-		// Declared order, as the Rust exporter keeps them.
+	if x.style == styleRust || x.style == styleDCGM {
+		// Declared order, as the Rust exporter and dcgm-exporter's template keep them.
 		got := make(map[string]string, len(m.GetLabel()))
 		for _, lp := range m.GetLabel() {
 			got[lp.GetName()] = lp.GetValue()
@@ -182,9 +187,12 @@ func (x exposition) sample(w *bufio.Writer, name string, f *family, m *dto.Metri
 		w.WriteByte('}')
 	}
 	w.WriteByte(' ')
-	if math.IsInf(v, 0) || math.IsNaN(v) {
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
 		w.WriteString(formatPython(v))
-	} else {
+	case f.fixed:
+		w.WriteString(strconv.FormatFloat(v, 'f', 6, 64))
+	default:
 		w.WriteString(x.format(v))
 	}
 	w.WriteByte('\n')

@@ -34,6 +34,7 @@ type family struct {
 	buckets   []float64 // histograms: finite upper bounds, ascending
 	quantiles []float64 // summaries: quantiles exposed (their value is constant 0)
 	noCreated bool      // never has a _created series (prometheus_client's GC and process collectors)
+	fixed     bool      // dcgm-exporter DOUBLE field: written with %f
 
 	desc   *prometheus.Desc
 	series map[string]*series

@@ -19,12 +19,17 @@ const (
 	ServerTGI    Server = "tgi"     // Hugging Face text-generation-inference v3
 	ServerSGLang Server = "sglang"  // SGLang
 	ServerTriton Server = "triton"  // NVIDIA Triton Inference Server
+	ServerDCGM   Server = "dcgm"    // NVIDIA dcgm-exporter on a node of four GPUs
 )
 
 // Servers lists every server kind.
 func Servers() []Server {
-	return []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton}
+	return []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton, ServerDCGM}
 }
+
+// inferenceServers are the servers that run the model; dcgm-exporter only
+// watches the GPUs under them.
+var inferenceServers = []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton}
 
 // Options configure a Simulator. Zero values take the defaults noted.
 type Options struct {
@@ -62,6 +67,12 @@ type Options struct {
 	// connector: vLLM serves the NIXL connector's counters, SGLang counts
 	// transfer failures.
 	KVConnector bool
+	// DCGMOptIn serves, on dcgm, the counters that dcgm-exporter's
+	// default-counters.csv comments out and the dcgm pack alerts on:
+	// DCGM_FI_DEV_THERMAL_VIOLATION and DCGM_FI_DEV_POWER_VIOLATION (ns)
+	// and the ECC counts (DCGM_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL), as a
+	// counters file (-f) that uncomments them would.
+	DCGMOptIn bool
 }
 
 // has reports whether the option a scenario needs is on.
@@ -71,6 +82,8 @@ func (o *Options) has(f feature) bool {
 		return o.SpecDecode
 	case featureKVConnector:
 		return o.KVConnector
+	case featureDCGMOptIn:
+		return o.DCGMOptIn
 	}
 	return true
 }

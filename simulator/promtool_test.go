@@ -92,7 +92,7 @@ func TestPromtoolFindsWhatItFindsInCaptures(t *testing.T) {
 		})
 	}
 	// Every other mode parses in promtool too.
-	for _, server := range []Server{ServerVLLM, ServerSGLang, ServerTriton} {
+	for _, server := range []Server{ServerVLLM, ServerSGLang, ServerTriton, ServerDCGM} {
 		s, clk := newTestSim(t, Options{Server: server, Seed: 2})
 		clk.advance(10 * time.Minute)
 		promtoolLint(t, bin, scrapeText(t, s))

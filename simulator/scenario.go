@@ -8,27 +8,39 @@ import (
 // scenario. Gauges are targets that the server state follows with a short
 // lag; rates are per simulated second; latencies are medians in seconds.
 type conditions struct {
-	rate        float64 // request arrivals per second
-	finishRate  float64 // requests finishing per second; 0 means rate
-	running     float64 // requests in the running batch
-	waiting     float64 // requests queued
-	kv          float64 // GPU KV-cache usage, 0..1
-	cpuKV       float64 // V0 CPU swap-space usage, 0..1
-	swapped     float64 // V0 requests swapped to CPU
-	preemptRate float64 // preemptions per second
-	ttft        float64 // time to first token
-	ttftSigma   float64 // spread of TTFT (log-space sigma); 0 means 0.45
-	itl         float64 // inter-token latency
-	abortFrac   float64 // finished requests aborted (client gone, cancelled)
-	errorFrac   float64 // finished requests failed in the engine
-	http5xx     float64 // HTTP responses answered 5xx
-	prefixHit   float64 // prefix-cache hit ratio, in tokens
-	promptMean  float64 // prompt tokens per request
-	genMean     float64 // generated tokens per request
-	down        bool    // the endpoint answers 503
-	specAccept  float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
-	xferFail    float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
-	asleep      bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	rate         float64 // request arrivals per second
+	finishRate   float64 // requests finishing per second; 0 means rate
+	running      float64 // requests in the running batch
+	waiting      float64 // requests queued
+	kv           float64 // GPU KV-cache usage, 0..1
+	cpuKV        float64 // V0 CPU swap-space usage, 0..1
+	swapped      float64 // V0 requests swapped to CPU
+	preemptRate  float64 // preemptions per second
+	ttft         float64 // time to first token
+	ttftSigma    float64 // spread of TTFT (log-space sigma); 0 means 0.45
+	itl          float64 // inter-token latency
+	abortFrac    float64 // finished requests aborted (client gone, cancelled)
+	errorFrac    float64 // finished requests failed in the engine
+	http5xx      float64 // HTTP responses answered 5xx
+	prefixHit    float64 // prefix-cache hit ratio, in tokens
+	promptMean   float64 // prompt tokens per request
+	genMean      float64 // generated tokens per request
+	down         bool    // the endpoint answers 503
+	specAccept   float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
+	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
+	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
+
+	// dcgm: faults of one GPU (dcgmAffected); the others stay healthy.
+	gpuIdle      bool    // every GPU under 5% busy while the model stays loaded
+	gpuHeat      float64 // °C above the temperature the load gives
+	throttle     float64 // share of time the clocks are reduced for heat
+	fbFull       float64 // framebuffer in use, 0..1 (0: the 90% vLLM reserves)
+	xid          int     // XID the GPU reports (0: none)
+	remapRows    float64 // rows remapped after uncorrectable errors, per second
+	remapFailure bool    // the GPU has run out of spare rows
+	pcieReplays  float64 // PCIe replays per second
+	dbeRate      float64 // double-bit ECC errors per second (with Options.DCGMOptIn)
 }
 
 // feature is an optional server feature a scenario needs to show.
@@ -37,6 +49,7 @@ type feature string
 const (
 	featureSpecDecode  feature = "spec-decode"  // Options.SpecDecode
 	featureKVConnector feature = "kv-connector" // Options.KVConnector
+	featureDCGMOptIn   feature = "dcgm-opt-in"  // Options.DCGMOptIn
 )
 
 // baseline is a healthy server under moderate load. The numbers hang
@@ -68,7 +81,7 @@ type Scenario struct {
 // after the scenario was selected. Conditions change, then hold.
 type scenario struct {
 	Scenario
-	only []Server // servers that support it; nil means all
+	only []Server // servers that support it; nil means every inference server (not dcgm)
 	at   func(t float64) conditions
 	// needs is the option the scenario's metrics exist only with.
 	needs feature
@@ -93,10 +106,12 @@ const (
 )
 
 func scenarios() []scenario {
+	all := Servers()
+	dcgm := []Server{ServerDCGM}
 	return []scenario{
-		{Scenario{"steady", "Healthy server under moderate load."}, nil,
+		{Scenario{"steady", "Healthy server under moderate load."}, all,
 			func(float64) conditions { return baseline() }, ""},
-		{Scenario{"ramp", "Load rises from 2 to 16 requests/s over ten minutes; cache, queue and TTFT follow."}, nil,
+		{Scenario{"ramp", "Load rises from 2 to 16 requests/s over ten minutes; cache, queue and TTFT follow."}, all,
 			func(t float64) conditions {
 				c := baseline()
 				c.rate = lerp(t, 0, 600, 2, 16)
@@ -180,9 +195,10 @@ func scenarios() []scenario {
 				c.genMean = lerp(t, onsetStart, 90, 220, 120)
 				return c
 			}, ""},
-		{Scenario{"idle", "A quiet server: 0.1 requests/s, TTFT median 0.35 s with a long tail (about 1% over 5 s, 5% over 2.5 s), 0.04% errors; within its SLOs, nothing should page."}, nil,
+		{Scenario{"idle", "A quiet server: 0.1 requests/s, TTFT median 0.35 s with a long tail (about 1% over 5 s, 5% over 2.5 s), 0.04% errors; within its SLOs, nothing should page. On dcgm: every GPU under 5% busy with the model loaded."}, all,
 			func(float64) conditions {
 				c := baseline()
+				c.gpuIdle = true
 				c.rate = 0.1
 				c.running = 1
 				c.kv = 0.05
@@ -215,7 +231,72 @@ func scenarios() []scenario {
 				c.xferFail = lerp(t, onsetStart, 60, 0, 0.08)
 				return c
 			}, featureKVConnector},
-		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, nil,
+		{Scenario{"grammar-backlog", "SGLang only: structured-output requests pile up waiting for grammar compilation (40 in the grammar queue by 2 min)."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.grammarQueue = lerp(t, onsetStart, onsetEnd, 0, 40)
+				return c
+			}, ""},
+		{Scenario{"gpu-overheating", "dcgm: GPU 2 heats up to about 92 °C (a failed fan or blocked airflow); the others stay near 58 °C."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				c.gpuHeat = lerp(t, onsetStart, onsetEnd, 0, 34)
+				return c
+			}, ""},
+		{Scenario{"thermal-throttling", "dcgm: GPU 2 at about 90 °C is clock-throttled for heat 30% of the time (DCGM_FI_DEV_THERMAL_VIOLATION, ns); its SM clock drops. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				c.gpuHeat = lerp(t, onsetStart, onsetEnd, 0, 32)
+				c.throttle = lerp(t, onsetStart, onsetEnd, 0, 0.3)
+				return c
+			}, featureDCGMOptIn},
+		{Scenario{"memory-pressure", "dcgm: GPU 2's framebuffer fills from 90% to over 99% (a second process, a leak)."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				c.fbFull = lerp(t, onsetStart, onsetEnd, 0.9, 0.995)
+				return c
+			}, ""},
+		{Scenario{"xid-error", "dcgm: GPU 2 reports XID 13 (Graphics Engine Exception, an application fault) after 30 s."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.xid = 13
+				}
+				return c
+			}, ""},
+		{Scenario{"xid-hardware", "dcgm: GPU 2 reports XID 74 (NVLink Error, hardware) after 30 s."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.xid = 74
+				}
+				return c
+			}, ""},
+		{Scenario{"row-remap-failure", "dcgm: GPU 2 remaps a memory row a minute after uncorrectable errors from 30 s, then runs out of spare rows at 3 min."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart && t <= 180 {
+					c.remapRows = 1.0 / 60
+				}
+				c.remapFailure = t > 180
+				return c
+			}, ""},
+		{Scenario{"pcie-replays", "dcgm: GPU 2's PCIe link retries about 30 times a minute (a bad riser or slot)."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				c.pcieReplays = lerp(t, onsetStart, onsetEnd, 0, 0.5)
+				return c
+			}, ""},
+		{Scenario{"ecc-double-bit", "dcgm: GPU 2 counts a double-bit (uncorrectable) ECC error every two minutes from 30 s and reports XID 48. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.dbeRate = 1.0 / 120
+					c.xid = 48
+				}
+				return c
+			}, featureDCGMOptIn},
+		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, all,
 			func(float64) conditions {
 				c := baseline()
 				c.down = true
@@ -228,7 +309,11 @@ func scenarios() []scenario {
 func scenariosFor(s Server) []scenario {
 	var out []scenario
 	for _, sc := range scenarios() {
-		if sc.only == nil || slices.Contains(sc.only, s) {
+		only := sc.only
+		if only == nil {
+			only = inferenceServers
+		}
+		if slices.Contains(only, s) {
 			out = append(out, sc)
 		}
 	}

@@ -19,7 +19,7 @@ type timeline struct {
 
 func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
 	t.Helper()
-	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true})
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
 	tl := &timeline{t: t, every: 15 * time.Second}
 	for at := time.Duration(0); at <= total; at += tl.every {
 		tl.snaps = append(tl.snaps, scrape(t, s))
@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
@@ -318,5 +318,15 @@ func TestScenarioKVTransferFailures(t *testing.T) {
 	sg := runScenario(t, ServerSGLang, "kv-transfer-failures", 5*time.Minute)
 	if r := sg.rate(a, b, "sglang:num_transfer_failed_reqs_total", nil) / sg.rate(a, b, "sglang:num_requests_total", nil); r < 0.04 || r > 0.12 {
 		t.Errorf("kv-transfer-failures on sglang: %.3f transfer failures per request, want about 0.08", r)
+	}
+}
+
+func TestScenarioGrammarBacklog(t *testing.T) {
+	tl := runScenario(t, ServerSGLang, "grammar-backlog", 3*time.Minute)
+	if q := tl.gauge(15*sec, "sglang:num_grammar_queue_reqs", nil); q != 0 {
+		t.Errorf("grammar-backlog: %v in the grammar queue before onset, want 0", q)
+	}
+	if q := tl.gauge(3*time.Minute, "sglang:num_grammar_queue_reqs", nil); q < 30 {
+		t.Errorf("grammar-backlog: %v in the grammar queue after 3 minutes, want about 40", q)
 	}
 }

@@ -1,6 +1,9 @@
 package simulator
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // sglang exposes SGLang's /metrics (--enable-metrics): prometheus_client in
 // multiprocess mode, so no _created series and _sum before the buckets.
@@ -19,6 +22,7 @@ type sglang struct {
 
 	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
 	utilization, retracted, paused, retractedTotal, retractedInput, retractedOutput            *family
+	grammarQueue                                                                               *family
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
@@ -65,7 +69,8 @@ func newSGLang(opts Options, m *model) *sglang {
 	set(l.gauge("sglang:engine_load_weights_time", "Time taken to load model weights.", sl...), 11.3)
 	set(l.gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).", sl...), 0)
 	set(l.gauge("sglang:swa_token_usage", "The token usage for SWA layers.", sl...), 0)
-	set(l.gauge("sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue.", sl...), 0)
+	g.grammarQueue = l.gauge("sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue.", sl...)
+	set(g.grammarQueue, 0)
 	set(l.gauge("sglang:num_running_reqs_offline_batch", "The number of running low-priority offline batch requests(label is 'batch').", sl...), 0)
 	set(l.gauge("sglang:max_running_requests_under_SLO", "The maximum number of running requests under SLO.", sl...), 256)
 	set(l.counter("sglang:num_grammar_cache_hit_total", "Number of grammar cache hits.", sl...), 0)
@@ -124,6 +129,7 @@ func (g *sglang) record(s *step) {
 		set(g.specAcceptLength, 1+3*float64(int(s.cond.specAccept*1000))/1000)
 	}
 	set(g.retracted, float64(s.preemptions))
+	set(g.grammarQueue, math.Round(s.cond.grammarQueue*(1+0.05*g.m.rng.NormFloat64())))
 	add(g.retractedTotal, float64(s.preemptions))
 	// A retracted request gives back its prompt and the tokens generated
 	// so far; the simulator charges a mean-sized request for each.

@@ -67,6 +67,8 @@ func New(opts Options) (*Simulator, error) {
 		exp = newSGLang(opts, m)
 	case ServerTriton:
 		exp = newTriton(opts, m)
+	case ServerDCGM:
+		exp = newDCGM(opts, m)
 	}
 	fams := exp.families()
 	if opts.Version != "" {

@@ -12,6 +12,9 @@ type tgi struct {
 	list  familyList
 
 	maxInput, maxTotal float64
+	// failedBatches carries the fraction of a failed batch: a shard error
+	// discards the whole running batch, so its requests fail together.
+	failedBatches float64
 
 	success, concat, count, failure, inferSuccess, inferCount, inferFailure *family
 	queueSize, maxTokens, batchSize, batchMaxTotal                          *family
@@ -77,7 +80,12 @@ func (t *tgi) record(s *step) {
 			continue
 		case r.reason == "error":
 			t.failure.with(s.now, "generation").value++
-			t.inferFailure.with(s.now, "decode").value++
+			t.failedBatches += 1 / max(1, s.state.running)
+			if t.failedBatches >= 1 {
+				t.inferFailure.with(s.now, "decode").value++
+				t.inferCount.with(at, "decode").value++
+				t.failedBatches--
+			}
 		case r.reason == "abort":
 			t.failure.with(s.now, "incomplete").value++
 		default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,156 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 				if _, ok := fired[a]; ok {
 					t.Errorf("%s fired on %s", a, c.scenario)
 				}
+			}
+		})
+	}
+}
+
+// Each GPU scenario of the dcgm simulator fires its alerts of the dcgm
+// pack, on the broken GPU only and not before the scenario began; a
+// steady node fires nothing.
+func TestDCGMScenariosFireThePack(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "dcgm", "dcgm.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		scenario string
+		alerts   []string
+	}{
+		{"steady", nil},
+		{"gpu-overheating", []string{"GPUTemperatureHigh"}},
+		{"thermal-throttling", []string{"GPUTemperatureHigh", "GPUThermalThrottling"}},
+		{"memory-pressure", []string{"GPUMemoryNearlyFull"}},
+		{"xid-error", []string{"GPUXIDError"}},
+		{"xid-hardware", []string{"GPUXIDHardwareError"}},
+		{"row-remap-failure", []string{"GPURowRemapFailure", "GPUUncorrectableRemappedRows"}},
+		{"pcie-replays", []string{"GPUPCIeReplays"}},
+		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUXIDHardwareError"}},
+		{"idle", []string{"GPUIdleWithModelLoaded"}},
+		{"down", []string{"DCGMExporterDown"}},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			span := 100 * time.Minute
+			onset := 20 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerDCGM, DCGMOptIn: true}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {onset, c.scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fired []string
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if len(r.Firing) == 0 {
+					continue
+				}
+				fired = append(fired, r.Name)
+				for _, f := range r.Firing {
+					if f.Start.Before(start.Add(onset)) {
+						t.Errorf("%s fired at %s, before the scenario began", r.Name, f.Start.Sub(start))
+					}
+					if gpu := f.Labels["gpu"]; c.scenario != "idle" && r.Name != "DCGMExporterDown" && gpu != "2" {
+						t.Errorf("%s fired for GPU %q; the scenario breaks GPU 2 only", r.Name, gpu)
+					}
+				}
+			}
+			slices.Sort(fired)
+			if !slices.Equal(fired, c.alerts) {
+				t.Errorf("%s fired %v, want %v", c.scenario, fired, c.alerts)
+			}
+		})
+	}
+}
+
+// The TGI simulator's error-burst fails whole batches (a shard error fails
+// every request of the running batch), which TGIBatchInferenceFailures
+// reports; a steady server's rare request errors do not.
+func TestTGIBatchFailuresFire(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "tgi", "tgi.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for scenario, want := range map[string]bool{"steady": false, "error-burst": true} {
+		t.Run(scenario, func(t *testing.T) {
+			span := 60 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerTGI}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range rep.Rules {
+				if r.Error != "" || r.EvalErrors > 0 {
+					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+				}
+				if r.Name != "TGIBatchInferenceFailures" {
+					continue
+				}
+				found = true
+				if got := len(r.Firing) > 0; got != want {
+					t.Errorf("%s: TGIBatchInferenceFailures fired %v (%d times), want %v", scenario, got, len(r.Firing), want)
+				}
+				if want && len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+					t.Errorf("fired at %s, before the error burst", r.Firing[0].Start.Sub(start))
+				}
+			}
+			if !found {
+				t.Error("the tgi pack has no TGIBatchInferenceFailures")
+			}
+		})
+	}
+}
+
+// SGLang's grammar-backlog scenario fills the grammar queue, which
+// SGLangGrammarQueueBacklog reports; steady does not.
+func TestSGLangGrammarBacklogFires(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for scenario, want := range map[string]bool{"steady": false, "grammar-backlog": true} {
+		t.Run(scenario, func(t *testing.T) {
+			span := 45 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerSGLang}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range rep.Rules {
+				if r.Name != "SGLangGrammarQueueBacklog" {
+					continue
+				}
+				found = true
+				if got := len(r.Firing) > 0; got != want {
+					t.Errorf("%s: SGLangGrammarQueueBacklog fired %v, want %v", scenario, got, want)
+				}
+				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+					t.Errorf("fired at %s, before the scenario", r.Firing[0].Start.Sub(start))
+				}
+			}
+			if !found {
+				t.Error("the sglang pack has no SGLangGrammarQueueBacklog")
 			}
 		})
 	}

@@ -140,3 +140,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The dcgm-exporter counters the dcgm pack uses beyond the defaults are
+// known as counters that exist only when enabled (additions.yaml), and the
+// replay counter is a default one.
+func TestDCGMOptInCounters(t *testing.T) {
+	c := catalog.Default()
+	for _, name := range []string{"DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"} {
+		m := c.Metric(name)
+		if m == nil || m.Type != catalog.Counter || m.Status != catalog.Conditional || !m.HasLabel("gpu") {
+			t.Errorf("%s = %+v, want a conditional counter with the exporter's labels", name, m)
+		}
+	}
+	if m := c.Metric("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"); m == nil || m.Type != catalog.Counter || m.Status != catalog.Current {
+		t.Errorf("DCGM_FI_DEV_PCIE_REPLAY_COUNTER = %+v, want a current counter", m)
+	}
+}
