@@ -31,6 +31,9 @@ const (
 	// styleCpp is prometheus-cpp (Triton): sorted labels with le last,
 	// _count then _sum then buckets.
 	styleCpp
+	// styleGo is client_golang (the inference gateway's EPP): sorted
+	// labels with le last, buckets then _sum then _count, no _created.
+	styleGo
 )
 
 // exposition renders gathered families in the declared order.
@@ -113,7 +116,7 @@ func (x exposition) writeMetric(w *bufio.Writer, f *family, m *dto.Metric) {
 			sum()
 			buckets()
 			count()
-		case styleRust:
+		case styleRust, styleGo:
 			buckets()
 			sum()
 			count()

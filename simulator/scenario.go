@@ -29,6 +29,8 @@ type conditions struct {
 	specAccept  float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
 	xferFail    float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
 	asleep      bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	noPods      bool    // inference gateway: no pod of the pool has fresh metrics
+	noPrefill   bool    // inference gateway with P/D: the prefill pool is gone, every request decode-only
 }
 
 // feature is an optional server feature a scenario needs to show.
@@ -213,6 +215,18 @@ func scenarios() []scenario {
 			func(t float64) conditions {
 				c := baseline()
 				c.xferFail = lerp(t, onsetStart, 60, 0, 0.08)
+				return c
+			}, featureKVConnector},
+		{Scenario{"no-ready-pods", "Inference gateway: every model server of the pool drops out (no fresh metrics); the endpoint picker fails every request."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.noPods = t > onsetStart
+				return c
+			}, ""},
+		{Scenario{"pd-stopped", "Inference gateway with llm-d P/D: the prefill pool disappears and every request is sent decode-only. Needs --kv-connector."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.noPrefill = t > onsetStart
 				return c
 			}, featureKVConnector},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, nil,
