@@ -90,7 +90,7 @@ func TestSelector(t *testing.T) {
 func TestFromTargetsAndConfig(t *testing.T) {
 	want := map[simulator.Server]string{
 		simulator.ServerVLLM: PackVLLM, simulator.ServerVLLMV0: PackVLLMV0, simulator.ServerTGI: PackTGI,
-		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton,
+		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton, simulator.ServerGateway: PackGateway,
 	}
 	var addrs []string
 	byAddr := map[string]string{}
@@ -128,7 +128,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	for _, p := range inv.Packs {
 		packs = append(packs, p.Pack)
 	}
-	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton}) {
+	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackGateway}) {
 		t.Errorf("packs %v", packs)
 	}
 	rep, err := inv.Check(context.Background(), nil, time.Now())
@@ -151,7 +151,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("written configuration does not load: %v\n%s", err, content)
 	}
-	if len(cfg.Packs) != 5 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 5 {
+	if len(cfg.Packs) != 6 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 6 {
 		t.Errorf("packs %d, scrape configs %d", len(cfg.Packs), len(cfg.Datasource.Embedded.ScrapeConfigs))
 	}
 
