@@ -46,7 +46,9 @@ func record(t testing.TB, dir string, start time.Time, span, scrape time.Duratio
 }
 
 // recordWith is record with simulator options (features such as
-// SpecDecode); Server, Scenario, Seed, Start and Now are set here.
+// SpecDecode, another Server: vllm when empty, which is also the job
+// label); Scenario, Seed, Start and Now are set here. While the scenario
+// has the server down, only up (0) is stored.
 func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time, span, scrape time.Duration, timeline []phase) *tsdb.DB {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
@@ -55,7 +57,11 @@ func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time,
 	if err != nil {
 		t.Fatalf("open tsdb: %v", err)
 	}
-	so.Server, so.Scenario, so.Seed, so.Start, so.Now = simulator.ServerVLLM, "steady", 7, start, func() time.Time { return start }
+	if so.Server == "" {
+		so.Server = simulator.ServerVLLM
+	}
+	job := string(so.Server)
+	so.Scenario, so.Seed, so.Start, so.Now = "steady", 7, start, func() time.Time { return start }
 	sim, err := simulator.New(so)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +80,10 @@ func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time,
 			next++
 		}
 		var buf bytes.Buffer
-		if err := sim.WriteMetricsAt(&buf, ts); err != nil {
+		up := 1.0
+		if err := sim.WriteMetricsAt(&buf, ts); errors.Is(err, simulator.ErrDown) {
+			up = 0
+		} else if err != nil {
 			t.Fatalf("simulator at %s: %v", ts, err)
 		}
 		app := db.AppenderV2(context.Background())
@@ -83,7 +92,7 @@ func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time,
 				t.Fatalf("append %s: %v", l, err)
 			}
 		}
-		add(labels.FromStrings("__name__", "up", "instance", "sim:8000", "job", "vllm"), 1)
+		add(labels.FromStrings("__name__", "up", "instance", "sim:8000", "job", job), up)
 		p, err := textparse.New(buf.Bytes(), "text/plain; version=0.0.4", st, textparse.ParserOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +113,7 @@ func recordWith(t testing.TB, so simulator.Options, dir string, start time.Time,
 			p.Labels(&l)
 			b := labels.NewBuilder(l)
 			b.Set("instance", "sim:8000")
-			b.Set("job", "vllm")
+			b.Set("job", job)
 			add(b.Labels(), v)
 		}
 		if err := app.Commit(); err != nil {
