@@ -30,11 +30,13 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	jobs := map[string]simulator.Server{
 		"vllm": simulator.ServerVLLM, "vllm-v0": simulator.ServerVLLMV0, "tgi": simulator.ServerTGI,
 		"sglang": simulator.ServerSGLang, "triton": simulator.ServerTriton,
+		"inference-gateway": simulator.ServerGateway,
 	}
 	var scrape, embedded strings.Builder
 	for job, srv := range jobs {
 		// steady: no error yet, and the error panels still chart 0.
-		sim, err := simulator.New(simulator.Options{Server: srv})
+		// The gateway as llm-d's P/D scheduler, so its decision counters exist.
+		sim, err := simulator.New(simulator.Options{Server: srv, KVConnector: srv == simulator.ServerGateway})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +68,7 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	// Enough samples for rates: every job scraped five times by both.
 	for name, c := range clients {
 		waitFor(t, name+" has scraped every simulator", 60*time.Second, func() bool {
-			v, _, _, err := c.Query(ctx, `min(count_over_time(up[1m])) >= 5 and count(up == 1) == 5`, time.Now())
+			v, _, _, err := c.Query(ctx, `min(count_over_time(up[1m])) >= 5 and count(up == 1) == 6`, time.Now())
 			vec, _ := v.(model.Vector)
 			return err == nil && len(vec) == 1
 		})
