@@ -137,14 +137,6 @@ func (g *gateway) record(s *step) {
 	g.running.with(at, model).value = running
 	g.oldRun.with(at, model).value = running
 	for i, r := range s.finished {
-		for _, f := range []*family{g.reqTotal, g.oldTotal} {
-			if len(f.labels) == 3 {
-				f.with(at, model, "0", model).value++
-			} else {
-				f.with(at, model, model).value++
-			}
-		}
-		g.schedE2E.observe(g.schedE2E.with(at), g.m.lognormal(0.0008, 0.4), 1)
 		code := ""
 		switch {
 		case ready == 0:
@@ -157,13 +149,29 @@ func (g *gateway) record(s *step) {
 		case r.status == "5xx" || r.reason == "error":
 			code = "ModelServerError"
 		}
-		g.attempt(s.now, code != "ServiceUnavailable", i)
+		// The EPP counts a request once it is scheduled
+		// (pkg/epp/handlers/server.go); one refused before is in the
+		// error counter only, with no target model.
+		scheduled := code == "" || code == "ModelServerError"
+		if code != "BadRequest" {
+			g.schedE2E.observe(g.schedE2E.with(at), g.m.lognormal(0.0008, 0.4), 1)
+			g.attempt(s.now, scheduled, i)
+		}
+		if !scheduled {
+			g.reqErr.with(s.now, code, model, "").value++
+			g.oldErr.with(s.now, code, model, "").value++
+			continue
+		}
+		for _, f := range []*family{g.reqTotal, g.oldTotal} {
+			if len(f.labels) == 3 {
+				f.with(at, model, "0", model).value++
+			} else {
+				f.with(at, model, model).value++
+			}
+		}
 		if code != "" {
 			g.reqErr.with(s.now, code, model, model).value++
 			g.oldErr.with(s.now, code, model, model).value++
-			if code != "ModelServerError" {
-				continue
-			}
 		}
 		if ready > 0 {
 			g.decide(s, r)

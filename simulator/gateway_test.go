@@ -105,12 +105,21 @@ func TestGatewayScenarios(t *testing.T) {
 		t.Errorf("no-ready-pods: %.2f of %.2f attempts/s failed, want all", fails, all)
 	}
 
+	// Refused requests are errors only: request_total counts scheduled ones.
+	if v := nr.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_total", nil); v != 0 {
+		t.Errorf("no-ready-pods: %.2f requests/s counted in request_total with no pod to schedule on, want 0", v)
+	}
+	if v := nr.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_error_total", map[string]string{"error_code": "ServiceUnavailable", "target_model_name": ""}); v < 2 {
+		t.Errorf("no-ready-pods: %.2f ServiceUnavailable errors/s without a target model, want every request", v)
+	}
+
 	eb := runScenario(t, ServerGateway, "error-burst", 4*time.Minute)
 	var errs float64
 	for _, code := range []string{"ModelServerError", "ServiceUnavailable"} {
 		errs += eb.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_error_total", map[string]string{"error_code": code})
 	}
-	if r := errs / eb.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_total", nil); r < 0.2 {
+	refused := eb.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_error_total", map[string]string{"error_code": "ServiceUnavailable"})
+	if r := errs / (eb.rate(2*time.Minute, 4*time.Minute, "inference_objective_request_total", nil) + refused); r < 0.2 {
 		t.Errorf("error-burst: error ratio %.3f, want above 0.2", r)
 	}
 
