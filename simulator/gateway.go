@@ -151,15 +151,19 @@ func (g *gateway) record(s *step) {
 		}
 		// The EPP counts a request once it is scheduled
 		// (pkg/epp/handlers/server.go); one refused before is in the
-		// error counter only, with no target model.
+		// error counter only.
 		scheduled := code == "" || code == "ModelServerError"
 		if code != "BadRequest" {
 			g.schedE2E.observe(g.schedE2E.with(at), g.m.lognormal(0.0008, 0.4), 1)
 			g.attempt(s.now, scheduled, i)
 		}
 		if !scheduled {
-			g.reqErr.with(s.now, code, model, "").value++
-			g.oldErr.with(s.now, code, model, "").value++
+			target := model // resolved before scheduling; a request that does not parse has none
+			if code == "BadRequest" {
+				target = ""
+			}
+			g.reqErr.with(s.now, code, model, target).value++
+			g.oldErr.with(s.now, code, model, target).value++
 			continue
 		}
 		for _, f := range []*family{g.reqTotal, g.oldTotal} {
@@ -191,8 +195,9 @@ func (g *gateway) record(s *step) {
 	}
 }
 
-// attempt counts one scheduling attempt: success names the chosen pod
-// (from v1.5), failure leaves the endpoint labels empty.
+// attempt counts one scheduling attempt (RecordSchedulerAttempt): from
+// v1.5 success names the chosen pod, failure leaves the endpoint labels
+// empty; both carry the target model.
 func (g *gateway) attempt(now time.Time, ok bool, i int) {
 	f := g.schedAttempts
 	status := "failure"
@@ -204,7 +209,7 @@ func (g *gateway) attempt(now time.Time, ok bool, i int) {
 		return
 	}
 	if !ok {
-		f.with(now, "", "", "", status, "").value++
+		f.with(now, "", "", "", status, g.opts.Model).value++
 		return
 	}
 	f.with(now, "llm", g.pods[i%len(g.pods)], "8000", status, g.opts.Model).value++
