@@ -89,12 +89,20 @@ func newGateway(opts Options, m *model) *gateway {
 	}
 	g.schedAttempts = l.counter("inference_extension_scheduler_attempts_total", "[ALPHA] Total number of scheduling attempts.", attempts...)
 	if opts.KVConnector {
-		pd := []string{"decision_type", "model_name"}
-		if opts.Version == "1.2" {
-			pd = []string{"decision_type"} // llm-d-inference-scheduler v0.4.0
+		// llm-d's scheduler: the pd-profile-handler records
+		// pd_decision_total (v0.4.0, on GAIE 1.2: decision_type only;
+		// model_name from v0.5.0), the disagg profile handler that replaces
+		// it from v0.7.0 (on GAIE 1.4) disagg_decision_total. A scheduler
+		// runs one of them; this one runs the newest its release has.
+		if opts.Version != "" && !releaseAtLeast(opts.Version, "1.4") {
+			pd := []string{"decision_type", "model_name"}
+			if opts.Version == "1.2" {
+				pd = []string{"decision_type"}
+			}
+			g.pdDecision = l.counter("llm_d_inference_scheduler_pd_decision_total", "[ALPHA] Total number of P/D disaggregation decisions made", pd...)
+		} else {
+			g.disaggDecision = l.counter("llm_d_inference_scheduler_disagg_decision_total", "[ALPHA] Total number of disaggregation routing decisions made", "decision_type", "model_name")
 		}
-		g.pdDecision = l.counter("llm_d_inference_scheduler_pd_decision_total", "[ALPHA] Total number of P/D disaggregation decisions made", pd...)
-		g.disaggDecision = l.counter("llm_d_inference_scheduler_disagg_decision_total", "[ALPHA] Total number of disaggregation routing decisions made", "decision_type", "model_name")
 	}
 	g.info.with(opts.Start, "v1.5.0", "df9f8909").value = 1
 	return g
@@ -217,19 +225,19 @@ func (g *gateway) attempt(now time.Time, ok bool, i int) {
 
 // decide counts llm-d's disaggregation decision for a request: prompts
 // from gatewayPDThreshold tokens go to a prefill worker first, unless the
-// scenario has taken the prefill pool away.
+// scenario has taken the prefill pool away. model_name is the request's
+// target model.
 func (g *gateway) decide(s *step, r request) {
-	if g.pdDecision == nil {
-		return
-	}
 	d := "decode-only"
 	if r.prompt >= gatewayPDThreshold && !s.cond.noPrefill {
 		d = "prefill-decode"
 	}
-	if len(g.pdDecision.labels) == 1 {
+	switch {
+	case g.disaggDecision != nil:
+		g.disaggDecision.with(s.now, d, g.opts.Model).value++
+	case g.pdDecision != nil && len(g.pdDecision.labels) == 1:
 		g.pdDecision.with(s.now, d).value++
-	} else {
+	case g.pdDecision != nil:
 		g.pdDecision.with(s.now, d, g.opts.Model).value++
 	}
-	g.disaggDecision.with(s.now, d, g.opts.Model).value++
 }

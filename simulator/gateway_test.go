@@ -64,8 +64,9 @@ func TestGatewayMatchesCatalog(t *testing.T) {
 		if has := mfs["inference_extension_scheduler_attempts_total"] != nil; has != (catalog.CompareReleases(rel, "1.3") >= 0) {
 			t.Errorf("%s: scheduler attempts served %v, want from 1.3", rel, has)
 		}
-		if has := mfs["llm_d_inference_scheduler_pd_decision_total"] != nil; has != (catalog.CompareReleases(rel, "1.2") >= 0) {
-			t.Errorf("%s: llm-d P/D decisions served %v, want from 1.2 (llm-d-inference-scheduler 0.4)", rel, has)
+		pd, disagg := mfs["llm_d_inference_scheduler_pd_decision_total"] != nil, mfs["llm_d_inference_scheduler_disagg_decision_total"] != nil
+		if wantPD, wantDisagg := catalog.CompareReleases(rel, "1.2") >= 0 && catalog.CompareReleases(rel, "1.4") < 0, catalog.CompareReleases(rel, "1.4") >= 0; pd != wantPD || disagg != wantDisagg {
+			t.Errorf("%s: llm-d pd_decision_total %v, disagg_decision_total %v; want pd on 1.2-1.3 (llm-d 0.4-0.6), disagg from 1.4 (0.7)", rel, pd, disagg)
 		}
 	}
 }
