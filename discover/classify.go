@@ -16,6 +16,9 @@ const (
 	PackSGLang = "sglang"
 	PackTriton = "triton"
 	PackDCGM   = "dcgm"
+	// PackGateway is an inference gateway's endpoint picker (Gateway API
+	// Inference Extension, llm-d).
+	PackGateway = "inference-gateway"
 )
 
 // family is a kind of server, told by the prefix of its metric names.
@@ -27,26 +30,29 @@ type family struct {
 
 // families in the order packs are listed. Triton is told by its
 // per-model inference metrics (nv_inference_*), DCGM by its fields
-// (DCGM_FI_*); both servers expose more names than that.
+// (DCGM_FI_*); both servers expose more names than that. The endpoint
+// picker is told by its pool gauges (inference_pool_*, every release).
 var families = []family{
 	{prefix: "vllm:", packs: []string{PackVLLM, PackVLLMV0}, title: "vLLM"},
 	{prefix: "tgi_", packs: []string{PackTGI}, title: "TGI"},
 	{prefix: "sglang:", packs: []string{PackSGLang}, title: "SGLang"},
 	{prefix: "nv_inference_", packs: []string{PackTriton}, title: "Triton"},
 	{prefix: "DCGM_FI_", packs: []string{PackDCGM}, title: "dcgm-exporter"},
+	{prefix: "inference_pool_", packs: []string{PackGateway}, title: "inference gateway"},
 }
 
 // packOrder is the order of packs in output and in the written file.
-var packOrder = []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackDCGM}
+var packOrder = []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackDCGM, PackGateway}
 
 // Titles of the packs' servers, for messages.
 var packTitles = map[string]string{
-	PackVLLM:   "vLLM (V1 engine)",
-	PackVLLMV0: "vLLM (legacy V0 engine)",
-	PackTGI:    "TGI",
-	PackSGLang: "SGLang",
-	PackTriton: "Triton",
-	PackDCGM:   "dcgm-exporter (NVIDIA GPUs)",
+	PackVLLM:    "vLLM (V1 engine)",
+	PackVLLMV0:  "vLLM (legacy V0 engine)",
+	PackTGI:     "TGI",
+	PackSGLang:  "SGLang",
+	PackTriton:  "Triton",
+	PackDCGM:    "dcgm-exporter (NVIDIA GPUs)",
+	PackGateway: "inference gateway endpoint picker (GAIE, llm-d)",
 }
 
 // vllmEngines are the names that exist in only one vLLM engine, from the

@@ -90,7 +90,7 @@ func TestSelector(t *testing.T) {
 func TestFromTargetsAndConfig(t *testing.T) {
 	want := map[simulator.Server]string{
 		simulator.ServerVLLM: PackVLLM, simulator.ServerVLLMV0: PackVLLMV0, simulator.ServerTGI: PackTGI,
-		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton, simulator.ServerDCGM: PackDCGM,
+		simulator.ServerSGLang: PackSGLang, simulator.ServerTriton: PackTriton, simulator.ServerDCGM: PackDCGM, simulator.ServerGateway: PackGateway,
 	}
 	var addrs []string
 	byAddr := map[string]string{}
@@ -129,7 +129,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	for _, p := range inv.Packs {
 		packs = append(packs, p.Pack)
 	}
-	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackDCGM}) {
+	if !slices.Equal(packs, []string{PackVLLM, PackVLLMV0, PackTGI, PackSGLang, PackTriton, PackDCGM, PackGateway}) {
 		t.Errorf("packs %v", packs)
 	}
 	rep, err := inv.Check(context.Background(), nil, time.Now())

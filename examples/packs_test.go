@@ -13,7 +13,7 @@ import (
 	"github.com/pagedhq/paged/rules"
 )
 
-var packs = []string{"vllm", "vllm-features", "vllm-v0", "tgi", "sglang", "triton", "dcgm"}
+var packs = []string{"vllm", "vllm-features", "vllm-v0", "tgi", "sglang", "triton", "dcgm", "inference-gateway"}
 
 func ruleFile(pack string) string { return filepath.Join("packs", pack, pack+".rules.yaml") }
 func testFile(pack string) string { return filepath.Join("packs", pack, pack+".test.yaml") }

@@ -22,13 +22,14 @@ import (
 // simulated maps a pack to the simulator server whose output it is run
 // against.
 var simulated = map[string]simulator.Server{
-	"vllm":          simulator.ServerVLLM,
-	"vllm-features": simulator.ServerVLLM,
-	"vllm-v0":       simulator.ServerVLLMV0,
-	"tgi":           simulator.ServerTGI,
-	"sglang":        simulator.ServerSGLang,
-	"triton":        simulator.ServerTriton,
-	"dcgm":          simulator.ServerDCGM,
+	"vllm":              simulator.ServerVLLM,
+	"vllm-features":     simulator.ServerVLLM,
+	"vllm-v0":           simulator.ServerVLLMV0,
+	"tgi":               simulator.ServerTGI,
+	"sglang":            simulator.ServerSGLang,
+	"triton":            simulator.ServerTriton,
+	"dcgm":              simulator.ServerDCGM,
+	"inference-gateway": simulator.ServerGateway,
 }
 
 // Every pack, against the simulator's output for every release it claims
@@ -124,6 +125,22 @@ func TestCanFireCatchesVersionGaps(t *testing.T) {
 	if !simulatedNames(t, simulator.ServerVLLMV0, "0.8")["vllm:num_requests_swapped"] {
 		t.Error("vLLM V0 0.8 simulator lacks vllm:num_requests_swapped")
 	}
+	// The gateway's rename in 1.1 (inference_model_* to inference_objective_*):
+	// a rule on the new name alone is dead on 1.0, and on the old one from 1.1.
+	newOnly := `sum(rate(inference_objective_request_total[5m])) > 0`
+	oldOnly := `sum(rate(inference_model_request_total[5m])) > 0`
+	for _, c := range []struct {
+		rel, expr string
+		want      bool
+	}{{"1.0", newOnly, false}, {"1.0", oldOnly, true}, {"1.1", newOnly, true}, {"1.1", oldOnly, false}} {
+		e, err := parser.NewParser(parser.Options{}).ParseExpr(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := canFire(e, simulatedNames(t, simulator.ServerGateway, c.rel)); got != c.want {
+			t.Errorf("on the inference gateway %s, canFire(%s) = %v, want %v", c.rel, c.expr, got, c.want)
+		}
+	}
 }
 
 // On a default dcgm-exporter install (etc/default-counters.csv as
@@ -188,7 +205,8 @@ func alertExprs(t *testing.T, p *packs.Pack) []alertExpr {
 // simulatedNames is the set of series names a simulated server of the
 // release exposes after a few minutes under load, plus what a scrape adds
 // (up) and the names that exist only once their first event happened
-// (catalogue AppearsOn: a failed request, the first API request).
+// (catalogue AppearsOn: a failed request, the first API request) where
+// the release has them.
 func simulatedNames(t *testing.T, srv simulator.Server, release string) map[string]bool {
 	t.Helper()
 	// Optional features on: their alerts can fire wherever the release has the metrics.
@@ -231,8 +249,8 @@ func simulatedNamesWith(t *testing.T, opts simulator.Options) map[string]bool {
 		}
 	}
 	for _, m := range catalog.Default().Metrics() {
-		if m.AppearsOn == "" {
-			continue
+		if m.AppearsOn == "" || (opts.Version != "" && !catalog.Default().ExposedIn(string(opts.Server), m.Name, opts.Version)) {
+			continue // no event, or not in this release at all
 		}
 		for _, s := range []string{"", "_bucket", "_sum", "_count"} {
 			names[m.Name+s] = true

@@ -226,6 +226,15 @@ func seeds(server string) []seedPanel {
 			{"GPU memory used", "percentunit", [][2]string{{`max by (instance) (nv_gpu_memory_used_bytes / nv_gpu_memory_total_bytes)`, "{{instance}}"}}},
 			{"Error ratio", "percentunit", [][2]string{{`sum(rate(nv_inference_request_failure[5m])) / (sum(rate(nv_inference_request_success[5m])) + sum(rate(nv_inference_request_failure[5m])))`, "failed"}}},
 		}
+	case "inference-gateway":
+		// The gateway's view: per InferencePool (label name) and per model.
+		return []seedPanel{
+			{"Ready pods per pool", "short", [][2]string{{`min by (name) (inference_pool_ready_pods)`, "{{name}}"}}},
+			{"Pool KV-cache usage (average)", "percentunit", [][2]string{{`max by (name) (inference_pool_average_kv_cache_utilization)`, "{{name}}"}}},
+			{"Pool queue per pod (average)", "short", [][2]string{{`max by (name) (inference_pool_average_queue_size)`, "{{name}}"}}},
+			{"Requests per model", "reqps", [][2]string{{`sum by (model_name) (rate(inference_objective_request_total[5m]) or rate(inference_model_request_total[5m]))`, "{{model_name}}"}}},
+			{"Request latency", "s", q("inference_objective_request_duration_seconds")},
+		}
 	case "dcgm":
 		return []seedPanel{
 			{"GPU utilisation", "percent", [][2]string{{`avg by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL)`, "{{Hostname}} GPU {{gpu}}"}}},
@@ -591,6 +600,7 @@ func firstMetric(r *Rendered) string {
 		"vllm": "vllm:num_requests_running", "vllm-v0": "vllm:num_requests_running",
 		"sglang": "sglang:num_running_reqs", "tgi": "tgi_queue_size",
 		"triton": "nv_inference_pending_request_count", "dcgm": "DCGM_FI_DEV_GPU_TEMP",
+		"inference-gateway": "inference_pool_ready_pods",
 	}[r.Pack.Name]; ok {
 		return m
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // The alert counts the README's pack table promises.
-var wantAlerts = map[string]int{"vllm": 20, "vllm-features": 2, "vllm-v0": 10, "tgi": 9, "sglang": 12, "triton": 7, "dcgm": 11}
+var wantAlerts = map[string]int{"vllm": 20, "vllm-features": 2, "vllm-v0": 10, "tgi": 9, "sglang": 12, "triton": 7, "dcgm": 11, "inference-gateway": 7}
 
 // Every built-in pack loads, is named after its directory, states the
 // versions it covers, and every alert carries the pack's server label.
@@ -52,7 +52,7 @@ func TestBuiltin(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"dcgm", "sglang", "tgi", "triton", "vllm", "vllm-features", "vllm-v0"}
+	want := []string{"dcgm", "inference-gateway", "sglang", "tgi", "triton", "vllm", "vllm-features", "vllm-v0"}
 	if !slices.Equal(names, want) {
 		t.Errorf("built-in packs %v, want %v", names, want)
 	}

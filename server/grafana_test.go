@@ -30,11 +30,14 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	jobs := map[string]simulator.Server{
 		"vllm": simulator.ServerVLLM, "vllm-v0": simulator.ServerVLLMV0, "tgi": simulator.ServerTGI,
 		"sglang": simulator.ServerSGLang, "triton": simulator.ServerTriton, "dcgm": simulator.ServerDCGM,
+		"inference-gateway": simulator.ServerGateway,
 	}
 	var scrape, embedded strings.Builder
 	for job, srv := range jobs {
 		// steady: no error yet, and the error panels still chart 0.
-		sim, err := simulator.New(simulator.Options{Server: srv, DCGMOptIn: srv == simulator.ServerDCGM})
+		// dcgm with the opt-in counters its pack reads; the gateway as
+		// llm-d's P/D scheduler, so its decision counters exist.
+		sim, err := simulator.New(simulator.Options{Server: srv, DCGMOptIn: srv == simulator.ServerDCGM, KVConnector: srv == simulator.ServerGateway})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Package simulator is a stand-in LLM inference server for tests, demos and
 // benchmarks. It serves /metrics with the names, types, labels, buckets and
-// HELP strings of vLLM (V1 and the legacy V0 engine), TGI, SGLang and Triton,
-// as recorded in the shared metric catalogue, and moves them over simulated
+// HELP strings of vLLM (V1 and the legacy V0 engine), TGI, SGLang, Triton and
+// an inference gateway's endpoint picker (Gateway API Inference Extension,
+// llm-d), as recorded in the metric catalogue, and moves them over simulated
 // time according to a scenario (steady load, KV-cache saturation, a TTFT
 // spike, an error burst, ...).
 //

@@ -36,6 +36,9 @@ const (
 	// order, every family written (each has a series per GPU), no blank
 	// lines, INT64 fields with %d and DOUBLE fields with %f.
 	styleDCGM
+	// styleGo is client_golang (the inference gateway's EPP): sorted
+	// labels with le last, buckets then _sum then _count, no _created.
+	styleGo
 )
 
 // exposition renders gathered families in the declared order.
@@ -118,7 +121,7 @@ func (x exposition) writeMetric(w *bufio.Writer, f *family, m *dto.Metric) {
 			sum()
 			buckets()
 			count()
-		case styleRust:
+		case styleRust, styleGo:
 			buckets()
 			sum()
 			count()

@@ -68,6 +68,15 @@ func formatRust(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
+// formatGo spells a float like client_golang's text encoder
+// (strconv.FormatFloat 'g', shortest): "0.005", "3600", "1e+06".
+func formatGo(v float64) string {
+	if sp, ok := special(v, "NaN"); ok {
+		return sp
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 // formatCpp spells a float like prometheus-cpp (Triton), which uses
 // std::to_chars: the shorter of positional and scientific, positional on a tie.
 func formatCpp(v float64) string {

@@ -102,7 +102,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{Options{Server: "ollama"}, `unknown server "ollama" (valid: vllm, vllm-v0, tgi, sglang, triton, dcgm)`},
+		{Options{Server: "ollama"}, `unknown server "ollama" (valid: vllm, vllm-v0, tgi, sglang, triton, dcgm, inference-gateway)`},
 		{Options{Scenario: "chaos"}, `unknown scenario "chaos" for vllm (valid: steady, ramp,`},
 		{Options{Speed: -1}, "speed -1 out of range"},
 		{Options{MaxModelLen: 3}, "max model length 3 out of range"},

@@ -20,11 +20,15 @@ const (
 	ServerSGLang Server = "sglang"  // SGLang
 	ServerTriton Server = "triton"  // NVIDIA Triton Inference Server
 	ServerDCGM   Server = "dcgm"    // NVIDIA dcgm-exporter on a node of four GPUs
+	// ServerGateway is an inference gateway's endpoint picker (Gateway
+	// API Inference Extension EPP, llm-d's scheduler with KVConnector)
+	// in front of a pool of model servers.
+	ServerGateway Server = "inference-gateway"
 )
 
 // Servers lists every server kind.
 func Servers() []Server {
-	return []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton, ServerDCGM}
+	return []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton, ServerDCGM, ServerGateway}
 }
 
 // inferenceServers are the servers that run the model; dcgm-exporter only
@@ -52,8 +56,8 @@ type Options struct {
 	Start time.Time
 	// Logger gets scenario changes; nil discards.
 	Logger *slog.Logger
-	// Version is the server release to imitate ("0.10"), for vllm and
-	// vllm-v0: only the metrics that release exposes by default are
+	// Version is the server release to imitate ("0.10"), for vllm,
+	// vllm-v0 and inference-gateway (a GAIE release, "1.1"): only the metrics that release exposes by default are
 	// served, following the catalogue's versions as data
 	// (rules/catalog/additions.yaml), and a V1 release before 0.14 also
 	// serves vllm:time_per_output_token_seconds. Empty: the newest names
@@ -65,7 +69,8 @@ type Options struct {
 	SpecDecode bool
 	// KVConnector makes the server a P/D decode worker with a KV
 	// connector: vLLM serves the NIXL connector's counters, SGLang counts
-	// transfer failures.
+	// transfer failures; the inference gateway becomes llm-d's scheduler
+	// with P/D disaggregation and counts its decisions (GAIE 1.2+).
 	KVConnector bool
 	// DCGMOptIn serves, on dcgm, the counters that dcgm-exporter's
 	// default-counters.csv comments out and the dcgm pack alerts on:

@@ -41,6 +41,8 @@ type conditions struct {
 	remapFailure bool    // the GPU has run out of spare rows
 	pcieReplays  float64 // PCIe replays per second
 	dbeRate      float64 // double-bit ECC errors per second (with Options.DCGMOptIn)
+	noPods       bool    // inference gateway: no pod of the pool has fresh metrics
+	noPrefill    bool    // inference gateway with P/D: the prefill pool is gone, every request decode-only
 }
 
 // feature is an optional server feature a scenario needs to show.
@@ -296,6 +298,18 @@ func scenarios() []scenario {
 				}
 				return c
 			}, featureDCGMOptIn},
+		{Scenario{"no-ready-pods", "Inference gateway: every model server of the pool drops out (no fresh metrics); the endpoint picker fails every request."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.noPods = t > onsetStart
+				return c
+			}, ""},
+		{Scenario{"pd-stopped", "Inference gateway with llm-d P/D: the prefill pool disappears and every request is sent decode-only. Needs --kv-connector."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.noPrefill = t > onsetStart
+				return c
+			}, featureKVConnector},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, all,
 			func(float64) conditions {
 				c := baseline()

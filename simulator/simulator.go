@@ -32,6 +32,7 @@ type Simulator struct {
 	opts Options
 	reg  *prometheus.Registry
 	exp  exporter
+	fams []*family // the families the release exposes, in exposition order
 
 	mu        sync.Mutex
 	model     *model
@@ -69,16 +70,23 @@ func New(opts Options) (*Simulator, error) {
 		exp = newTriton(opts, m)
 	case ServerDCGM:
 		exp = newDCGM(opts, m)
+	case ServerGateway:
+		exp = newGateway(opts, m)
 	}
 	fams := exp.families()
-	if opts.Version != "" {
-		fams = exposedIn(fams, string(opts.Server), opts.Version)
+	if rel := opts.Version; rel != "" {
+		fams = exposedIn(fams, string(opts.Server), rel)
+	} else if opts.Server == ServerGateway {
+		// Both generations of names are declared; without a Version the
+		// newest release's.
+		rels := catalog.Default().Releases(string(opts.Server))
+		fams = exposedIn(fams, string(opts.Server), rels[len(rels)-1])
 	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(&metricSet{families: fams}); err != nil {
 		return nil, fmt.Errorf("register %s metrics: %w", opts.Server, err)
 	}
-	return &Simulator{opts: opts, reg: reg, exp: exp, model: m, scen: sc, scenWall: opts.Start}, nil
+	return &Simulator{opts: opts, reg: reg, exp: exp, fams: fams, model: m, scen: sc, scenWall: opts.Start}, nil
 }
 
 // lookup finds a scenario by name for a server. The error lists the valid
@@ -159,7 +167,7 @@ func (s *Simulator) WriteMetricsAt(w io.Writer, now time.Time) error {
 		return fmt.Errorf("gather %s metrics: %w", s.opts.Server, err)
 	}
 	var buf bytes.Buffer
-	if err := s.exp.exposition().write(&buf, s.exp.families(), mfs); err != nil {
+	if err := s.exp.exposition().write(&buf, s.fams, mfs); err != nil {
 		return err
 	}
 	_, err = w.Write(buf.Bytes())

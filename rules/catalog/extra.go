@@ -31,22 +31,15 @@ var targetLabels = map[string]bool{
 	"cluster": true, "__name__": true,
 }
 
-// gaieRenames are the Gateway API Inference Extension metrics that were
-// renamed when InferenceModel became InferenceObjective. llm-d's alert
-// rules still use the old names while its example queries document the
-// new ones (llm-d/llm-d docs/monitoring/example-promQL-queries.md).
-var gaieRenames = []struct {
-	old, new string
-	typ      Type
-}{
-	{"inference_model_request_total", "inference_objective_request_total", Counter},
-	{"inference_model_request_error_total", "inference_objective_request_error_total", Counter},
-	{"inference_model_request_duration_seconds", "inference_objective_request_duration_seconds", Histogram},
-	{"inference_model_request_sizes", "inference_objective_request_sizes", Histogram},
-	{"inference_model_response_sizes", "inference_objective_response_sizes", Histogram},
-	{"inference_model_input_tokens", "inference_objective_input_tokens", Histogram},
-	{"inference_model_output_tokens", "inference_objective_output_tokens", Histogram},
-	{"inference_model_running_requests", "inference_objective_running_requests", Gauge},
+// extraServers have no section in catalog.yaml; their metrics, current
+// and removed, are under servers: in additions.yaml. The Gateway API
+// Inference Extension's endpoint picker (and the llm-d inference
+// scheduler built on it) names its families inference_objective_*,
+// inference_pool_* and inference_extension_*; before v1.1.0 the objective
+// families were inference_model_* (PR #1567). Open: extensions and
+// plugins add families of their own.
+var extraServers = []Server{
+	{Key: "gaie", Title: "Gateway API Inference Extension", Prefix: "inference_", Open: true},
 }
 
 // replacements for removed names whose catalogue entry gives none: the
@@ -78,6 +71,12 @@ var appearsOn = map[string]string{
 	"http_request_size_bytes":       "the first API request",
 	"http_response_size_bytes":      "the first API request",
 	"http_request_duration_seconds": "the first API request",
+	// client_golang CounterVec: a labelled series exists once incremented.
+	// The EPP counts an error with its error_code when it happens.
+	"inference_objective_request_error_total":         "the first failed request",
+	"inference_model_request_error_total":             "the first failed request",
+	"llm_d_inference_scheduler_pd_decision_total":     "the first scheduling decision",
+	"llm_d_inference_scheduler_disagg_decision_total": "the first scheduling decision",
 }
 
 func addExtra(c *Catalog) {
@@ -90,19 +89,5 @@ func addExtra(c *Catalog) {
 		if m := c.metrics[name]; m != nil && m.ReplacedBy == "" {
 			m.ReplacedBy = repl
 		}
-	}
-	gaie := &Server{
-		Key:    "gaie",
-		Title:  "Gateway API Inference Extension",
-		Prefix: "inference_model_",
-		Open:   true,
-	}
-	c.servers = append(c.servers, gaie)
-	for _, r := range gaieRenames {
-		c.add(&Metric{
-			Name: r.old, Server: gaie, Type: r.typ, Status: Removed,
-			Until:      "renamed when InferenceModel became InferenceObjective",
-			ReplacedBy: r.new, Confidence: "medium",
-		})
 	}
 }

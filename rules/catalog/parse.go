@@ -147,6 +147,15 @@ func Parse(b []byte) (*Catalog, error) {
 			}
 		}
 	}
+	// Servers the research catalogue has no section for: all their
+	// metrics are in additions.yaml.
+	for _, es := range extraServers {
+		s := es
+		c.servers = append(c.servers, &s)
+		for _, rm := range adds.Servers[s.Key].Metrics {
+			c.addRaw(&s, rm, nil, Current)
+		}
+	}
 	addExtra(c)
 	c.index()
 	return c, nil
