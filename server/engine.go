@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -132,7 +134,11 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 	// restart.
 	var keep *embedded.Keep
 	if cfg.Datasource.Embedded.Keep != KeepAll {
-		keep = embedded.KeepFor(ruleExprs(a.eng.RuleGroups())...)
+		exprs := ruleExprs(a.eng.RuleGroups())
+		for _, p := range cfg.Packs {
+			exprs = append(exprs, dashboardExprs(p.Rendered)...)
+		}
+		keep = embedded.KeepFor(exprs...)
 	}
 	cur := a.emb.Options()
 	if sameKeep(keep, cur.Keep) && reflect.DeepEqual(cfg.Datasource.Embedded.ScrapeConfigs, cur.PromScrapeConfigs) {
@@ -142,6 +148,35 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 		return fmt.Errorf("embedded scrape configs: %w", err)
 	}
 	return nil
+}
+
+// dashboardVar is a variable of a generated dashboard's query.
+var dashboardVar = regexp.MustCompile(`\$\{?[A-Za-z_][A-Za-z0-9_]*\}?`)
+
+// dashboardExprs lists the queries of a pack's generated Grafana
+// dashboard (paged export --format grafana), with its variables
+// replaced: with keep: referenced, the metrics its panels chart are kept
+// too, so the dashboard has data in embedded mode.
+func dashboardExprs(r *packs.Rendered) []parser.Expr {
+	if r == nil {
+		return nil
+	}
+	d, err := packs.GrafanaDashboard(r)
+	if err != nil {
+		return nil
+	}
+	p := parser.NewParser(parser.Options{})
+	var out []parser.Expr
+	for _, panel := range d.Panels {
+		for _, tg := range panel.Targets {
+			q := strings.ReplaceAll(tg.Expr, "$__rate_interval", "5m")
+			q = dashboardVar.ReplaceAllString(q, ".*")
+			if e, err := p.ParseExpr(q); err == nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }
 
 // ruleExprs lists the expressions of every rule of groups.

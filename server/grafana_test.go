@@ -52,7 +52,19 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	t.Cleanup(hook.Close)
 	dir := t.TempDir()
 	writeFile(t, dir, "see.rules.yaml", seeRules)
-	writeFile(t, dir, "paged.yaml", seeConfig("  type: embedded\n  embedded:\n    scrape_interval: 1s\n    scrape_configs:\n"+strings.TrimRight(embedded.String(), "\n"), hook.URL))
+	// Every pack loaded, with embedded mode's default keep: referenced:
+	// the metrics of the packs' dashboards are kept with those of their
+	// rules, so every panel has data.
+	builtin, err := packs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := seeConfig("  type: embedded\n  embedded:\n    scrape_interval: 1s\n    scrape_configs:\n"+strings.TrimRight(embedded.String(), "\n"), hook.URL)
+	cfg = strings.TrimRight(cfg, "\n") + "\npacks:\n"
+	for _, p := range builtin {
+		cfg += fmt.Sprintf("  - {name: %s}\n", p.Name)
+	}
+	writeFile(t, dir, "paged.yaml", cfg)
 	base, _ := runPaged(t, dir, &syncBuffer{}, io.Discard)
 	poll(t, base+"/-/ready", func(code int, _ string) bool { return code == http.StatusOK })
 

@@ -35,6 +35,7 @@ func TestPromAPIEmbedded(t *testing.T) {
 	writeFile(t, dir, "paged.yaml", seeConfig(fmt.Sprintf(`  type: embedded
   embedded:
     scrape_interval: 1s
+    keep: all               # the query API compared with Prometheus's: everything stored
     query: {timeout: 30s, max_samples: 1000000}
     scrape_configs:
       - job_name: vllm
