@@ -152,7 +152,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("written configuration does not load: %v\n%s", err, content)
 	}
-	if len(cfg.Packs) != 6 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 6 {
+	if len(cfg.Packs) != 7 || len(cfg.Datasource.Embedded.ScrapeConfigs) != 7 {
 		t.Errorf("packs %d, scrape configs %d", len(cfg.Packs), len(cfg.Datasource.Embedded.ScrapeConfigs))
 	}
 

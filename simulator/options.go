@@ -33,7 +33,7 @@ func Servers() []Server {
 
 // inferenceServers are the servers that run the model; dcgm-exporter only
 // watches the GPUs under them.
-var inferenceServers = []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton}
+var inferenceServers = []Server{ServerVLLM, ServerVLLMV0, ServerTGI, ServerSGLang, ServerTriton, ServerGateway}
 
 // Options configure a Simulator. Zero values take the defaults noted.
 type Options struct {
