@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,23 +124,11 @@ func (a *aligner) phaseLocked(g *promrules.Group) *groupPhase {
 		a.gs[key] = p
 	}
 	rs := g.Rules()
-	if !sameRules(p.rules, rs) {
+	if !slices.Equal(p.rules, rs) {
 		p.rules = rs
 		p.selectors, p.query = alignQuery(rs)
 	}
 	return p
-}
-
-func sameRules(a, b []promrules.Rule) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // alignQuery builds the newest-sample query of a group's rules.
