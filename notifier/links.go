@@ -19,9 +19,7 @@ type linkBuilder struct {
 
 // Runbook resolves a runbook_url annotation: absolute URLs are kept,
 // relative ones resolve against runbook_base_url, or paged's own
-// /runbooks/ when that is empty. It returns "" for no or a broken link,
-// and for one that is not http(s) (`a:/x`, `javascript:`...): Slack
-// refuses a button with another scheme, and the whole message with it.
+// /runbooks/ when that is empty. It returns "" for no or a broken link.
 func (l linkBuilder) Runbook(ref string) string {
 	baseStr := l.runbookBase
 	if baseStr == "" {
@@ -31,12 +29,7 @@ func (l linkBuilder) Runbook(ref string) string {
 	if err != nil {
 		return ""
 	}
-	out := rules.ResolveRunbook(ref, base)
-	u, err := url.Parse(out)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return ""
-	}
-	return out
+	return rules.ResolveRunbook(ref, base)
 }
 
 // Silence links to paged's silence form with the alert's matchers filled

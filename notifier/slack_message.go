@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -167,7 +168,7 @@ func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Bl
 
 	var buttons []slack.BlockElement
 	add := func(id, label, u string) {
-		if u == "" || len(u) > slackMaxURL {
+		if u = absURL(u); u == "" || len(u) > slackMaxURL {
 			return
 		}
 		b := slack.NewButtonBlockElement(id, "", slack.NewTextBlockObject(slack.PlainTextType, truncate(label, slackMaxButtonText), false, false))
@@ -175,11 +176,11 @@ func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Bl
 		buttons = append(buttons, b)
 	}
 	add("runbook", "Runbook", in.links.Runbook(a.Annotations["runbook_url"]))
-	add("dashboard", "Dashboard", absURL(a.Annotations["dashboard_url"]))
+	add("dashboard", "Dashboard", a.Annotations["dashboard_url"])
 	if a.Status == string(model.AlertFiring) {
 		add("silence", "Silence", in.links.Silence(a.Labels))
 	}
-	add("source", "Source", absURL(a.GeneratorURL))
+	add("source", "Source", a.GeneratorURL)
 	if len(buttons) > 0 {
 		if len(buttons) > 0 && buttons[0].(*slack.ButtonBlockElement).ActionID == "runbook" {
 			buttons[0].(*slack.ButtonBlockElement).Style = slack.StylePrimary
@@ -216,11 +217,15 @@ func keyLabels(a template.Alert, d *template.Data, configured []string) []string
 	return out
 }
 
+// absURL returns s when it is an absolute http(s) URL with a host, ""
+// otherwise: Slack refuses a whole message for one button whose URL it
+// cannot take.
 func absURL(s string) string {
-	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
-		return s
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(u.Host, " \t") {
+		return ""
 	}
-	return ""
+	return s
 }
 
 func kvString(kv template.KV, skip map[string]bool) string {
