@@ -30,6 +30,8 @@ type conditions struct {
 	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
 	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
 	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
+	pdPrealloc   float64 // SGLang P/D decode worker: requests waiting for KV memory to be reserved (with Options.KVConnector)
+	pdTransfer   float64 // SGLang P/D decode worker: requests waiting for their KV from prefill; 0 means rate × TTFT
 
 	// dcgm: faults of one GPU (dcgmAffected); the others stay healthy.
 	gpuIdle      bool    // every GPU under 5% busy while the model stays loaded
@@ -231,6 +233,23 @@ func scenarios() []scenario {
 			func(t float64) conditions {
 				c := baseline()
 				c.xferFail = lerp(t, onsetStart, 60, 0, 0.08)
+				return c
+			}, featureKVConnector},
+		{Scenario{"pd-decode-bound", "SGLang P/D decode worker out of KV memory: 30 requests wait in the prealloc queue by 2 min, the pool 93% used by 60 running requests. Needs --kv-connector."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.pdPrealloc = lerp(t, onsetStart, onsetEnd, 0, 30)
+				c.kv = lerp(t, onsetStart, onsetEnd, c.kv, 0.93)
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 60)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 2.5)
+				return c
+			}, featureKVConnector},
+		{Scenario{"pd-prefill-bound", "SGLang P/D decode worker starved by prefill: 35 requests wait for their KV by 2 min while 12 run. Needs --kv-connector."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.pdTransfer = lerp(t, onsetStart, onsetEnd, 1, 35)
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 12)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 4)
 				return c
 			}, featureKVConnector},
 		{Scenario{"grammar-backlog", "SGLang only: structured-output requests pile up waiting for grammar compilation (40 in the grammar queue by 2 min)."}, []Server{ServerSGLang},

@@ -330,3 +330,42 @@ func TestScenarioGrammarBacklog(t *testing.T) {
 		t.Errorf("grammar-backlog: %v in the grammar queue after 3 minutes, want about 40", q)
 	}
 }
+
+// The two P/D imbalance scenarios fill one decode-worker queue each and
+// leave the other as steady has it.
+func TestScenarioPDImbalance(t *testing.T) {
+	steady := runScenario(t, ServerSGLang, "steady", 3*time.Minute)
+	if q := steady.gauge(3*time.Minute, "sglang:num_decode_transfer_queue_reqs", nil); q > 3 {
+		t.Errorf("steady: %v in the decode transfer queue, want about 1 (rate × TTFT)", q)
+	}
+	if q := steady.gauge(3*time.Minute, "sglang:num_decode_prealloc_queue_reqs", nil); q != 0 {
+		t.Errorf("steady: %v in the decode prealloc queue, want 0", q)
+	}
+	if q := steady.gauge(3*time.Minute, "sglang:num_prefill_prealloc_queue_reqs", nil); q != 0 {
+		t.Errorf("steady: %v in the prefill queue of a decode worker, want 0", q)
+	}
+
+	dec := runScenario(t, ServerSGLang, "pd-decode-bound", 4*time.Minute)
+	if q := dec.gauge(4*time.Minute, "sglang:num_decode_prealloc_queue_reqs", nil); q < 20 {
+		t.Errorf("pd-decode-bound: %v in the prealloc queue, want about 30", q)
+	}
+	if u := dec.gauge(4*time.Minute, "sglang:token_usage", nil); u < 0.85 {
+		t.Errorf("pd-decode-bound: token_usage %v, want about 0.93", u)
+	}
+	if tr, run := dec.gauge(4*time.Minute, "sglang:num_decode_transfer_queue_reqs", nil), dec.gauge(4*time.Minute, "sglang:num_running_reqs", nil); tr > run {
+		t.Errorf("pd-decode-bound: %v in the transfer queue, more than the %v running", tr, run)
+	}
+
+	pre := runScenario(t, ServerSGLang, "pd-prefill-bound", 4*time.Minute)
+	tr, run := pre.gauge(4*time.Minute, "sglang:num_decode_transfer_queue_reqs", nil), pre.gauge(4*time.Minute, "sglang:num_running_reqs", nil)
+	if tr < 25 || tr <= run {
+		t.Errorf("pd-prefill-bound: %v in the transfer queue and %v running, want about 35 and 12", tr, run)
+	}
+	if q := pre.gauge(4*time.Minute, "sglang:num_decode_prealloc_queue_reqs", nil); q != 0 {
+		t.Errorf("pd-prefill-bound: %v in the prealloc queue, want 0", q)
+	}
+
+	if _, err := New(Options{Server: ServerSGLang, Scenario: "pd-decode-bound"}); err == nil {
+		t.Error("pd-decode-bound without KVConnector: no error")
+	}
+}

@@ -22,7 +22,7 @@ type sglang struct {
 
 	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
 	utilization, retracted, paused, retractedTotal, retractedInput, retractedOutput            *family
-	grammarQueue                                                                               *family
+	grammarQueue, prefillPrealloc, prefillInflight, decodePrealloc, decodeTransfer             *family
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
@@ -65,6 +65,16 @@ func newSGLang(opts Options, m *model) *sglang {
 	g.transferFailed = l.counter("sglang:num_transfer_failed_reqs_total", "The number of transfer failed requests.", sl...)
 	set(g.bootstrapFailed, 0)
 	set(g.transferFailed, 0)
+	// The P/D queue gauges exist on every server; each reports 0 outside
+	// its own mode (a prefill queue on a decode worker, all four on a
+	// unified server). The simulator with --kv-connector is a decode worker.
+	g.prefillPrealloc = l.gauge("sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.", sl...)
+	g.prefillInflight = l.gauge("sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", sl...)
+	g.decodePrealloc = l.gauge("sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", sl...)
+	g.decodeTransfer = l.gauge("sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", sl...)
+	for _, f := range []*family{g.prefillPrealloc, g.prefillInflight, g.decodePrealloc, g.decodeTransfer} {
+		set(f, 0)
+	}
 	set(l.gauge("sglang:engine_startup_time", "Time taken for the engine to start.", sl...), 42.7)
 	set(l.gauge("sglang:engine_load_weights_time", "Time taken to load model weights.", sl...), 11.3)
 	set(l.gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).", sl...), 0)
@@ -130,6 +140,16 @@ func (g *sglang) record(s *step) {
 	}
 	set(g.retracted, float64(s.preemptions))
 	set(g.grammarQueue, math.Round(s.cond.grammarQueue*(1+0.05*g.m.rng.NormFloat64())))
+	if g.pd {
+		// A request waits for its KV about as long as its prefill takes
+		// (Little's law), unless the scenario says otherwise.
+		transfer := s.cond.pdTransfer
+		if transfer == 0 {
+			transfer = s.cond.rate * s.cond.ttft
+		}
+		set(g.decodePrealloc, math.Round(s.cond.pdPrealloc*(1+0.05*g.m.rng.NormFloat64())))
+		set(g.decodeTransfer, math.Round(transfer*(1+0.05*g.m.rng.NormFloat64())))
+	}
 	add(g.retractedTotal, float64(s.preemptions))
 	// A retracted request gives back its prompt and the tokens generated
 	// so far; the simulator charges a mean-sized request for each.

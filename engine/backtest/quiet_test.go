@@ -287,3 +287,44 @@ func TestSGLangGrammarBacklogFires(t *testing.T) {
 		})
 	}
 }
+
+// On an SGLang decode worker (--kv-connector) each P/D imbalance scenario
+// fires the alert for its side and not the other; steady fires neither.
+func TestSGLangPDImbalanceFires(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for scenario, want := range map[string]string{"steady": "", "pd-decode-bound": "SGLangPDDecodeBottleneck", "pd-prefill-bound": "SGLangPDPrefillBottleneck"} {
+		t.Run(scenario, func(t *testing.T) {
+			span := 45 * time.Minute
+			db := recordWith(t, simulator.Options{Server: simulator.ServerSGLang, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
+				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
+			defer db.Close()
+			rep, err := backtest.Run(context.Background(), backtest.Options{
+				Source:             backtest.NewQueryable(newPromQL(), db),
+				RuleFiles:          []string{pack},
+				From:               start.Add(5 * time.Minute),
+				To:                 start.Add(span),
+				EvaluationInterval: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for _, r := range rep.Rules {
+				if r.Name != "SGLangPDDecodeBottleneck" && r.Name != "SGLangPDPrefillBottleneck" {
+					continue
+				}
+				found++
+				if got := len(r.Firing) > 0; got != (r.Name == want) {
+					t.Errorf("%s: %s fired %v, want %v", scenario, r.Name, got, r.Name == want)
+				}
+				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+					t.Errorf("%s fired at %s, before the scenario", r.Name, r.Firing[0].Start.Sub(start))
+				}
+			}
+			if found != 2 {
+				t.Errorf("the sglang pack has %d of the two P/D imbalance alerts", found)
+			}
+		})
+	}
+}
