@@ -133,6 +133,7 @@ func New(opts Options) (*Notifier, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	opts.Logger = slog.New(deferAttrs(opts.Logger.Handler()))
 	if opts.Registerer == nil {
 		opts.Registerer = prometheus.NewRegistry()
 	}

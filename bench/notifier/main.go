@@ -21,14 +21,17 @@ import (
 	"log"
 	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -53,6 +56,9 @@ receivers:
       - url: %s%s
 `, sinkURL, path)
 }
+
+// newConns counts the connections the sink accepted.
+var newConns atomic.Int64
 
 // sink records when each alert id first arrived, per path.
 type sink struct {
@@ -155,6 +161,8 @@ func stream(name string, n int) []alertJSON {
 // run sends the stream in batches with send and measures what s receives.
 func run(name string, s *sink, path string, alerts []alertJSON, batch int, send func([]alertJSON) error) result {
 	done := s.expect(path, len(alerts))
+	conns0 := newConns.Load()
+	defer func() { log.Printf("%s: %d new connections to the sink", name, newConns.Load()-conns0) }()
 	sent := make(map[string]time.Time, len(alerts))
 	start := time.Now()
 	for i := 0; i < len(alerts); i += batch {
@@ -172,6 +180,8 @@ func run(name string, s *sink, path string, alerts []alertJSON, batch int, send 
 			sent[a.Labels["id"]] = t
 		}
 	}
+	sendDone := time.Since(start)
+	defer func() { log.Printf("%s: sent in %v", name, sendDone.Round(time.Millisecond)) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Minute):
@@ -221,9 +231,11 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	serve := flag.String("serve-paged", "", "internal: serve paged's notifier API on this address with -serve-config, until killed")
 	serveConfig := flag.String("serve-config", "", "internal: notifier config file for -serve-paged")
+	gogc := flag.Int("paged-gogc", 0, "GOGC of paged's own process (0: the Go default, 100); Alertmanager keeps its default")
+	noStorage := flag.Bool("paged-no-storage", false, "run paged's own process without storage.path (no durable notification log), to see what durability costs")
 	flag.Parse()
 	if *serve != "" {
-		servePaged(*serve, *serveConfig)
+		servePaged(*serve, *serveConfig, *gogc, *noStorage)
 		return
 	}
 	if *cpuprofile != "" {
@@ -242,7 +254,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sinkSrv := &http.Server{Handler: s}
+	sinkSrv := &http.Server{Handler: s, ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			newConns.Add(1)
+		}
+	}}
 	go func() { _ = sinkSrv.Serve(sl) }()
 	defer sinkSrv.Close()
 	sinkURL := "http://" + sl.Addr().String()
@@ -279,13 +295,15 @@ func main() {
 		log.Fatal(err)
 	}
 	pagedAddr := freeAddr()
-	child := exec.Command(self, "-serve-paged="+pagedAddr, "-serve-config="+filepath.Join(dir, "paged.yml"))
+	child := exec.Command(self, "-serve-paged="+pagedAddr, "-serve-config="+filepath.Join(dir, "paged.yml"),
+		fmt.Sprint("-paged-gogc=", *gogc), fmt.Sprint("-paged-no-storage=", *noStorage))
 	child.Stderr = os.Stderr
 	if err := child.Start(); err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
 	pagedURL := "http://" + pagedAddr
+	log.Printf("paged notifier at %s (profiles under /debug/pprof/)", pagedURL)
 	if err := waitReady(pagedURL + "/api/v2/status"); err != nil {
 		log.Fatal(err)
 	}
@@ -309,52 +327,92 @@ func main() {
 	run("warmup-inproc", s, "/inproc", stream("WarmInproc", 20), *batch, func(b []alertJSON) error { return inprocSend(pn, b) })
 
 	amName := "Alertmanager " + strings.Fields(string(amVersion) + " ? ? ?")[2] + " (HTTP)"
-	inproc := func(b []alertJSON) error { return inprocSend(pn, b) }
-	perSystem := make([][]result, 3)
+	systems := []struct {
+		name, path, prefix string
+		send               func([]alertJSON) error
+	}{
+		{amName, "/am", "BenchAM", postAlerts("http://" + amAddr)},
+		{"paged (HTTP /api/v2/alerts, own process)", "/paged", "BenchPagedHTTP", postAlerts(pagedURL)},
+		{"paged (in-process Notify, shares the bench process)", "/inproc", "BenchPagedInproc", func(b []alertJSON) error { return inprocSend(pn, b) }},
+	}
+	perSystem := make([][]result, len(systems))
 	for r := range *rounds {
-		// Fresh alert names per round: every alert is a new group.
-		perSystem[0] = append(perSystem[0], run(amName, s, "/am", stream(fmt.Sprint("BenchAM", r), *n), *batch, postAlerts("http://"+amAddr)))
-		perSystem[1] = append(perSystem[1], run("paged (HTTP /api/v2/alerts, own process)", s, "/paged", stream(fmt.Sprint("BenchPagedHTTP", r), *n), *batch, postAlerts(pagedURL)))
-		perSystem[2] = append(perSystem[2], run("paged (in-process Notify, shares the bench process)", s, "/inproc", stream(fmt.Sprint("BenchPagedInproc", r), *n), *batch, inproc))
-		log.Printf("round %d: %.0f / %.0f / %.0f notifications/s", r+1, perSystem[0][r].throughput, perSystem[1][r].throughput, perSystem[2][r].throughput)
-	}
-	var spread []string
-	for _, rs := range perSystem {
-		var tp []string
-		for _, r := range rs {
-			tp = append(tp, fmt.Sprintf("%.0f", r.throughput))
+		// The order rotates every round, so no system always runs right
+		// after another's burst. Fresh alert names per round: every alert
+		// is a new group.
+		for k := range systems {
+			i := (r + k) % len(systems)
+			sys := systems[i]
+			perSystem[i] = append(perSystem[i], run(sys.name, s, sys.path, stream(fmt.Sprint(sys.prefix, r), *n), *batch, sys.send))
 		}
-		spread = append(spread, fmt.Sprintf("| %s | %s |", rs[0].name, strings.Join(tp, ", ")))
-	}
-	var results []result
-	for _, rs := range perSystem {
-		slices.SortFunc(rs, func(a, b result) int { return int(a.elapsed - b.elapsed) })
-		results = append(results, rs[len(rs)/2])
+		log.Printf("round %d: %.0f / %.0f / %.0f notifications/s", r+1, perSystem[0][r].throughput, perSystem[1][r].throughput, perSystem[2][r].throughput)
 	}
 	cancel()
 	<-runDone
 
+	ms := func(d time.Duration) string { return fmt.Sprint(d.Round(time.Millisecond)) }
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# Notifier benchmark: paged vs Alertmanager\n\n")
-	fmt.Fprintf(&sb, "Command: `go run ./bench/notifier -alerts %d -batch %d -rounds %d -out bench/notifier/RESULTS.md`\n\n", *n, *batch, *rounds)
-	fmt.Fprintf(&sb, "Run: %s, %s/%s, GOMAXPROCS=%d (machine shared with other builds; numbers are indicative).\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	fmt.Fprintf(&sb, "Same webhook sink, same route (every alert its own group, group_wait 50ms), alerts sent in batches of %d.\n", *batch)
-	fmt.Fprintf(&sb, "Latency = webhook received − alert sent − group_wait. %d rounds, systems interleaved; each row is the system's median round (by wall time).\n\n", *rounds)
-	fmt.Fprintf(&sb, "| system | notifications | wall time | notifications/s | latency p50 | p99 | max |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range results {
-		fmt.Fprintf(&sb, "| %s | %d | %s | %.0f | %s | %s | %s |\n", r.name, r.alerts, r.elapsed.Round(time.Millisecond),
-			r.throughput, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.max.Round(time.Millisecond))
+	extra := ""
+	if *gogc > 0 {
+		extra += fmt.Sprintf(" -paged-gogc %d", *gogc)
 	}
-	am0, pg := results[0], results[1]
-	fmt.Fprintf(&sb, "\nRatio paged/Alertmanager over HTTP: throughput ×%.2f, p50 latency ×%.2f, p99 latency ×%.2f.\n",
-		pg.throughput/am0.throughput, pg.p50.Seconds()/am0.p50.Seconds(), pg.p99.Seconds()/am0.p99.Seconds())
-	fmt.Fprintf(&sb, "\nEvery round, notifications/s in order:\n\n| system | rounds |\n|---|---|\n%s\n", strings.Join(spread, "\n"))
+	if *noStorage {
+		extra += " -paged-no-storage"
+	}
+	fmt.Fprintf(&sb, "Command: `go run ./bench/notifier -alerts %d -batch %d -rounds %d%s -out bench/notifier/RESULTS.md`\n\n", *n, *batch, *rounds, extra)
 	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&sb, "Run: %s, %s/%s, GOMAXPROCS=%d, load average at the end %s.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Fprintf(&sb, "Same webhook sink, same route (every alert its own group, group_wait 50ms), %d alerts per system and round, sent in batches of %d.\n", *n, *batch)
+	fmt.Fprintf(&sb, "Latency = webhook received − alert sent − group_wait. %d rounds; every round runs each system once, in an order that rotates. Each figure is the median over the rounds, with the lowest and highest round in brackets.\n\n", *rounds)
+	fmt.Fprintf(&sb, "| system | notifications/s | latency p50 | p99 | max |\n|---|---|---|---|---|\n")
+	med := make([]result, len(perSystem))
+	for i, rs := range perSystem {
+		m := medians(rs)
+		med[i] = m
+		lo, hi := extremes(rs)
+		fmt.Fprintf(&sb, "| %s | %.0f (%.0f–%.0f) | %s (%s–%s) | %s (%s–%s) | %s |\n", rs[0].name,
+			m.throughput, lo.throughput, hi.throughput, ms(m.p50), ms(lo.p50), ms(hi.p50), ms(m.p99), ms(lo.p99), ms(hi.p99), ms(m.max))
+	}
+	// Ratios round by round: the two systems of a round shared its
+	// machine state, so their ratio is steadier than a ratio of medians.
+	ratio := func(sys int) (tp, p50, p99 float64, wins [3]int) {
+		var tps, p50s, p99s []float64
+		for r := range perSystem[0] {
+			a, p := perSystem[0][r], perSystem[sys][r]
+			tps = append(tps, p.throughput/a.throughput)
+			p50s = append(p50s, p.p50.Seconds()/a.p50.Seconds())
+			p99s = append(p99s, p.p99.Seconds()/a.p99.Seconds())
+			if p.throughput >= a.throughput {
+				wins[0]++
+			}
+			if p.p50 <= a.p50 {
+				wins[1]++
+			}
+			if p.p99 <= a.p99 {
+				wins[2]++
+			}
+		}
+		return median(tps), median(p50s), median(p99s), wins
+	}
+	for _, sys := range []int{1, 2} {
+		tp, p50, p99, wins := ratio(sys)
+		fmt.Fprintf(&sb, "\n%s ÷ Alertmanager, median of the per-round ratios: throughput ×%.2f, p50 latency ×%.2f, p99 latency ×%.2f (rounds where paged was at least as good: %d, %d and %d of %d).\n",
+			perSystem[sys][0].name, tp, p50, p99, wins[0], wins[1], wins[2], len(perSystem[0]))
+	}
+	fmt.Fprintf(&sb, "\nEvery round (notifications/s, p50, p99):\n\n| round | %s |\n|---|%s\n", strings.Join(names(perSystem), " | "), strings.Repeat("---|", len(perSystem)))
+	for r := range perSystem[0] {
+		var cells []string
+		for _, rs := range perSystem {
+			cells = append(cells, fmt.Sprintf("%.0f, %s, %s", rs[r].throughput, ms(rs[r].p50), ms(rs[r].p99)))
+		}
+		fmt.Fprintf(&sb, "| %d | %s |\n", r+1, strings.Join(cells, " | "))
+	}
 	fmt.Fprintf(&sb, "\nNotes:\n\n")
-	fmt.Fprintf(&sb, "- Load average at the end of the run: %s (2 cores shared with other engineers' builds), so rounds vary a lot; rerun for your machine.\n", strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Fprintf(&sb, "- The Alertmanager and paged rows are symmetric: each is its own process, fed over POST /api/v2/alerts by the same client, delivering to the same sink.\n")
+	fmt.Fprintf(&sb, "- The Alertmanager and paged HTTP rows are symmetric: each is its own process, fed over POST /api/v2/alerts by the same client, delivering to the same sink in this process.\n")
 	fmt.Fprintf(&sb, "- The in-process row hands each batch to Notify in microseconds, so all groups come due within a few milliseconds and flush together, in the process that also runs the sink and the load generator; its latency is queueing behind that burst, not per-alert overhead.\n")
+	fmt.Fprintf(&sb, "- Groups are never resolved during the run, so each round adds %d groups to every system, as an alert storm would.\n", *n)
 	fmt.Print(sb.String())
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
@@ -364,7 +422,10 @@ func main() {
 }
 
 // servePaged runs paged's notifier with its Alertmanager API on addr.
-func servePaged(addr, confFile string) {
+func servePaged(addr, confFile string, gogc int, noStorage bool) {
+	if gogc > 0 {
+		debug.SetGCPercent(gogc)
+	}
 	text, err := os.ReadFile(confFile)
 	if err != nil {
 		log.Fatal(err)
@@ -373,13 +434,20 @@ func servePaged(addr, confFile string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, err := notifier.New(notifier.Options{Config: conf, StoragePath: filepath.Join(filepath.Dir(confFile), "paged")})
+	storage := filepath.Join(filepath.Dir(confFile), "paged")
+	if noStorage {
+		storage = ""
+	}
+	n, err := notifier.New(notifier.Options{Config: conf, StoragePath: storage})
 	if err != nil {
 		log.Fatal(err)
 	}
 	go func() { _ = n.Run(context.Background()) }()
 	mux := http.NewServeMux()
 	mux.Handle("/api/v2/", n.APIHandler())
+	// Profiles of the notifier under load: go tool pprof http://ADDR/debug/pprof/profile
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
 
@@ -390,4 +458,51 @@ func inprocSend(pn *notifier.Notifier, b []alertJSON) error {
 	}
 	pn.Notify(context.Background(), as)
 	return nil
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// medians is the median of each figure over the rounds, separately.
+func medians(rs []result) result {
+	pick := func(f func(result) float64) float64 {
+		var v []float64
+		for _, r := range rs {
+			v = append(v, f(r))
+		}
+		return median(v)
+	}
+	d := func(f func(result) time.Duration) time.Duration {
+		return time.Duration(pick(func(r result) float64 { return float64(f(r)) }))
+	}
+	return result{
+		name:       rs[0].name,
+		throughput: pick(func(r result) float64 { return r.throughput }),
+		p50:        d(func(r result) time.Duration { return r.p50 }),
+		p99:        d(func(r result) time.Duration { return r.p99 }),
+		max:        d(func(r result) time.Duration { return r.max }),
+	}
+}
+
+// extremes is the worst and best value of each figure over the rounds:
+// lo has the lowest throughput and latencies, hi the highest.
+func extremes(rs []result) (lo, hi result) {
+	lo, hi = rs[0], rs[0]
+	for _, r := range rs[1:] {
+		lo.throughput, hi.throughput = min(lo.throughput, r.throughput), max(hi.throughput, r.throughput)
+		lo.p50, hi.p50 = min(lo.p50, r.p50), max(hi.p50, r.p50)
+		lo.p99, hi.p99 = min(lo.p99, r.p99), max(hi.p99, r.p99)
+	}
+	return lo, hi
+}
+
+func names(perSystem [][]result) []string {
+	var out []string
+	for _, rs := range perSystem {
+		out = append(out, rs[0].name)
+	}
+	return out
 }
