@@ -17,6 +17,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -207,10 +208,13 @@ type proc struct {
 }
 
 // usage reads CPU seconds (user+system) and RSS/peak RSS in bytes from /proc.
-func usage(pid int) (cpu float64, rss, hwm int64, err error) {
+// usage reads a process's CPU time and memory: resident set, its peak
+// (VmHWM), and the resident set split into anonymous memory (heap,
+// stacks) and file pages (mostly the binary's own code and data).
+func usage(pid int) (cpu float64, rss, hwm, anon, file int64, err error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	// Fields after the command name, which is in parentheses.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
@@ -220,7 +224,7 @@ func usage(pid int) (cpu float64, rss, hwm int64, err error) {
 	cpu = (utime + stime) / clkTck
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
 		f := strings.Fields(line)
@@ -233,9 +237,13 @@ func usage(pid int) (cpu float64, rss, hwm int64, err error) {
 			rss = kb << 10
 		case "VmHWM:":
 			hwm = kb << 10
+		case "RssAnon:":
+			anon = kb << 10
+		case "RssFile:":
+			file = kb << 10
 		}
 	}
-	return cpu, rss, hwm, nil
+	return cpu, rss, hwm, anon, file, nil
 }
 
 func drive(ctx context.Context, args []string) error {
@@ -246,6 +254,7 @@ func drive(ctx context.Context, args []string) error {
 	warmup := fs.Duration("warmup", 30*time.Second, "time excluded from the steady-state CPU figure")
 	rulesFile := fs.String("rules", "examples/packs/vllm/vllm.rules.yaml", "rule pack evaluated by both")
 	promBin := fs.String("prometheus", "/usr/bin/prometheus", "Prometheus binary")
+	prom3Bin := fs.String("prometheus3", "", "a second Prometheus binary run beside the first (say Prometheus 3 built from the module version paged uses, every discovery mechanism linked, as upstream releases it)")
 	pagedBin := fs.String("paged", "", "a paged binary: measure `paged run` (HTTP server, notifier-less, every discovery mechanism linked) instead of the library path")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -298,16 +307,37 @@ func drive(ctx context.Context, args []string) error {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
 		return err
 	}
-	prom, err := start(ctx, "prometheus", *promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "prometheus"),
-		"--storage.tsdb.retention.time=24h",
-		"--web.listen-address="+promAddr,
-		"--log.level=warn")
-	if err != nil {
-		return err
+	type promSide struct {
+		name, addr string
+		p          *proc
 	}
-	defer stopProc(prom)
+	var proms []promSide
+	for i, bin := range []string{*promBin, *prom3Bin} {
+		if bin == "" {
+			continue
+		}
+		addr := promAddr
+		if i > 0 {
+			if addr, err = freeAddr(); err != nil {
+				return err
+			}
+		}
+		name := "prometheus"
+		if v := promVersion(bin); v != "" {
+			name = "Prometheus " + v
+		}
+		p, err := start(ctx, name, bin,
+			"--config.file="+filepath.Join(dir, "prometheus.yml"),
+			"--storage.tsdb.path="+filepath.Join(dir, fmt.Sprint("prometheus", i)),
+			"--storage.tsdb.retention.time=24h",
+			"--web.listen-address="+addr,
+			"--log.level=warn")
+		if err != nil {
+			return err
+		}
+		defer stopProc(p)
+		proms = append(proms, promSide{name, addr, p})
+	}
 
 	// Two paged children, side by side with Prometheus in the same run:
 	// keep: referenced (the default) and keep: all.
@@ -334,9 +364,12 @@ func drive(ctx context.Context, args []string) error {
 		pagedProcs[i] = p
 	}
 
-	type sample struct{ cpu, rss, hwm float64 }
-	var atWarmup, last [3]sample
-	procs := [3]*proc{pagedProcs[0], pagedProcs[1], prom}
+	type sample struct{ cpu, rss, hwm, anon, file, peakAnon, peakFile float64 }
+	procs := []*proc{pagedProcs[0], pagedProcs[1]}
+	for _, ps := range proms {
+		procs = append(procs, ps.p)
+	}
+	atWarmup, last := make([]sample, len(procs)), make([]sample, len(procs))
 	begin := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -349,21 +382,29 @@ func drive(ctx context.Context, args []string) error {
 		case <-tick.C:
 		}
 		for i, p := range procs {
-			cpu, rss, hwm, err := usage(p.cmd.Process.Pid)
+			cpu, rss, hwm, anon, file, err := usage(p.cmd.Process.Pid)
 			if err != nil {
 				return fmt.Errorf("%s: %w (did it exit?)", p.name, err)
 			}
-			last[i] = sample{cpu, float64(rss), float64(hwm)}
+			last[i] = sample{cpu, float64(rss), float64(hwm), float64(anon), float64(file),
+				max(last[i].peakAnon, float64(anon)), max(last[i].peakFile, float64(file))}
 		}
 		if !warmedUp && time.Since(begin) >= *warmup {
-			atWarmup, warmedUp = last, true
+			copy(atWarmup, last)
+			warmedUp = true
 		}
 	}
 
 	// Prometheus's own view, before stopping it.
-	promUp := promQuery(promAddr, `count(up{job="vllm"} == 1)`)
-	promAlerts := promQuery(promAddr, `count(ALERTS{alertstate="firing"}) or vector(0)`)
-	own := promMetrics(promAddr)
+	type promView struct {
+		up, alerts string
+		own        map[string]float64
+	}
+	var views []promView
+	for _, ps := range proms {
+		views = append(views, promView{promQuery(ps.addr, `count(up{job="vllm"} == 1)`),
+			promQuery(ps.addr, `count(ALERTS{alertstate="firing"}) or vector(0)`), promMetrics(ps.addr)})
+	}
 
 	var reps [2]pagedReport
 	for i, p := range pagedProcs {
@@ -383,28 +424,70 @@ func drive(ctx context.Context, args []string) error {
 	mib := func(b float64) float64 { return b / (1 << 20) }
 	fmt.Printf("targets: %d simulated vLLM servers, scrape+evaluation every %s, %s measured (%s steady after %s warm-up), rules %s\n\n",
 		len(addrs), interval, *duration, steady, *warmup, *rulesFile)
-	fmt.Println("| | paged keep: referenced | paged keep: all | Prometheus 2.42 | referenced / Prometheus | all / Prometheus |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	row := func(name string, v [3]float64, format string) {
-		fmt.Printf("| %s | "+format+" | "+format+" | "+format+" | %.2f | %.2f |\n", name, v[0], v[1], v[2], v[0]/v[2], v[1]/v[2])
+	head := "| | paged keep: referenced | paged keep: all"
+	for _, ps := range proms {
+		head += " | " + ps.name
 	}
-	var cpu, steadyCPU, hwm, rss [3]float64
-	for i := range procs {
-		cpu[i], steadyCPU[i] = last[i].cpu, last[i].cpu-atWarmup[i].cpu
-		hwm[i], rss[i] = mib(last[i].hwm), mib(last[i].rss)
+	for _, ps := range proms {
+		head += " | referenced / " + ps.name + " | all / " + ps.name
 	}
-	row("CPU seconds, whole run", cpu, "%.2f")
-	row("CPU seconds, steady state", steadyCPU, "%.2f")
-	row("peak RSS (MiB, VmHWM)", hwm, "%.1f")
-	row("RSS at end (MiB)", rss, "%.1f")
+	fmt.Println(head + " |")
+	fmt.Println("|---" + strings.Repeat("|---:", len(procs)+2*len(proms)) + "|")
+	row := func(name string, f func(sample) float64, start []sample, format string) {
+		v := make([]float64, len(procs))
+		line := "| " + name
+		for i := range procs {
+			v[i] = f(last[i])
+			if start != nil {
+				v[i] -= f(start[i])
+			}
+			line += fmt.Sprintf(" | "+format, v[i])
+		}
+		for i := range proms {
+			line += fmt.Sprintf(" | %.2f | %.2f", v[0]/v[2+i], v[1]/v[2+i])
+		}
+		fmt.Println(line + " |")
+	}
+	row("CPU seconds, whole run", func(s sample) float64 { return s.cpu }, nil, "%.2f")
+	row("CPU seconds, steady state", func(s sample) float64 { return s.cpu }, atWarmup, "%.2f")
+	row("peak RSS (MiB, VmHWM)", func(s sample) float64 { return mib(s.hwm) }, nil, "%.1f")
+	row("RSS at end (MiB)", func(s sample) float64 { return mib(s.rss) }, nil, "%.1f")
+	row("peak anonymous RSS (MiB, sampled every second)", func(s sample) float64 { return mib(s.peakAnon) }, nil, "%.1f")
+	row("peak file-backed RSS (MiB, sampled)", func(s sample) float64 { return mib(s.peakFile) }, nil, "%.1f")
 	fmt.Println()
 	for i, rep := range reps {
 		fmt.Printf("sanity: %s %d/%d targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %d alert notifications\n",
 			pagedProcs[i].name, rep.TargetsUp, rep.Targets, rep.HeadSeries, rep.RuleEvaluations, rep.RuleFailures, rep.AlertsSent)
 	}
-	fmt.Printf("sanity: prometheus %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
-		promUp, own["prometheus_tsdb_head_series"], own["prometheus_rule_evaluations_total"], own["prometheus_rule_evaluation_failures_total"], promAlerts)
+	for i, v := range views {
+		fmt.Printf("sanity: %s %s targets up, %.0f head series, %.0f rule evaluations (%.0f failed), %s firing alerts\n",
+			proms[i].name, v.up, v.own["prometheus_tsdb_head_series"], v.own["prometheus_rule_evaluations_total"], v.own["prometheus_rule_evaluation_failures_total"], v.alerts)
+	}
 	return nil
+}
+
+// promVersion is the version a Prometheus binary reports, or a module
+// build's version when it reports none.
+func promVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(out))
+	if len(f) >= 3 && f[0] == "prometheus," && f[1] == "version" && f[2] != "(branch:" {
+		return f[2]
+	}
+	if bi, err := buildinfo.ReadFile(bin); err == nil {
+		if bi.Main.Path == "github.com/prometheus/prometheus" {
+			return "module " + bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/prometheus/prometheus" {
+				return "module " + d.Version
+			}
+		}
+	}
+	return "(unknown version)"
 }
 
 // startPagedRun starts `paged run` on a generated paged.yaml: embedded
