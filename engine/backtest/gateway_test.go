@@ -1,13 +1,11 @@
 package backtest_test
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/simulator"
 )
@@ -18,7 +16,7 @@ import (
 // the scenario gives them no reason.
 func TestGatewayScenariosFireAlerts(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "inference-gateway", "inference-gateway.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	all := []string{"InferenceGatewayEPPDown", "InferenceGatewayNoReadyPods", "InferenceGatewayHighErrorRate",
 		"InferenceGatewayPoolKVCacheSaturated", "InferenceGatewayPoolQueueBacklog", "InferenceGatewaySchedulingFailures",
 		"InferenceGatewayPDDisaggregationStopped"}
@@ -35,24 +33,9 @@ func TestGatewayScenariosFireAlerts(t *testing.T) {
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 70 * time.Minute
-			db := recordWith(t, simulator.Options{Server: simulator.ServerGateway, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {20 * time.Minute, c.scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerGateway, KVConnector: true}, c.scenario, span, pack)
 			fired := map[string]time.Time{}
 			for _, r := range rep.Rules {
-				if r.Error != "" || r.EvalErrors > 0 {
-					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
-				}
 				if len(r.Firing) > 0 {
 					fired[r.Name] = r.Firing[0].Start
 				}
@@ -63,7 +46,7 @@ func TestGatewayScenariosFireAlerts(t *testing.T) {
 				switch {
 				case want && !ok:
 					t.Errorf("%s did not fire; fired: %v", a, fired)
-				case want && at.Before(start.Add(20*time.Minute)):
+				case want && at.Before(start.Add(scenarioOnset)):
 					t.Errorf("%s fired at %s, before the scenario began", a, at.Sub(start))
 				case !want && ok:
 					t.Errorf("%s fired at %s on %s", a, at.Sub(start), c.scenario)

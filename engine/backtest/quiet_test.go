@@ -84,7 +84,7 @@ func TestQuietServerNeverPages(t *testing.T) {
 func TestScenariosFireNewAlerts(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
 	features := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm-features", "vllm-features.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	for _, c := range []struct {
 		scenario string
 		alerts   []string
@@ -98,24 +98,9 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 90 * time.Minute
-			db := recordWith(t, simulator.Options{SpecDecode: true, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {20 * time.Minute, c.scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack, features},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{SpecDecode: true, KVConnector: true}, c.scenario, span, pack, features)
 			fired := map[string]time.Time{}
 			for _, r := range rep.Rules {
-				if r.Error != "" || r.EvalErrors > 0 {
-					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
-				}
 				if len(r.Firing) > 0 {
 					fired[r.Name] = r.Firing[0].Start
 				}
@@ -125,7 +110,7 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 				switch {
 				case !ok:
 					t.Errorf("%s did not fire; fired: %v", a, fired)
-				case at.Before(start.Add(20 * time.Minute)):
+				case at.Before(start.Add(scenarioOnset)):
 					t.Errorf("%s fired at %s, before the scenario began", a, at.Sub(start))
 				}
 			}
@@ -143,7 +128,7 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 // steady node fires nothing.
 func TestDCGMScenariosFireThePack(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "dcgm", "dcgm.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	for _, c := range []struct {
 		scenario string
 		alerts   []string
@@ -162,31 +147,15 @@ func TestDCGMScenariosFireThePack(t *testing.T) {
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 100 * time.Minute
-			onset := 20 * time.Minute
-			db := recordWith(t, simulator.Options{Server: simulator.ServerDCGM, DCGMOptIn: true}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {onset, c.scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerDCGM, DCGMOptIn: true}, c.scenario, span, pack)
 			var fired []string
 			for _, r := range rep.Rules {
-				if r.Error != "" || r.EvalErrors > 0 {
-					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
-				}
 				if len(r.Firing) == 0 {
 					continue
 				}
 				fired = append(fired, r.Name)
 				for _, f := range r.Firing {
-					if f.Start.Before(start.Add(onset)) {
+					if f.Start.Before(start.Add(scenarioOnset)) {
 						t.Errorf("%s fired at %s, before the scenario began", r.Name, f.Start.Sub(start))
 					}
 					if gpu := f.Labels["gpu"]; c.scenario != "idle" && r.Name != "DCGMExporterDown" && gpu != "2" {
@@ -207,28 +176,13 @@ func TestDCGMScenariosFireThePack(t *testing.T) {
 // reports; a steady server's rare request errors do not.
 func TestTGIBatchFailuresFire(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "tgi", "tgi.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	for scenario, want := range map[string]bool{"steady": false, "error-burst": true} {
 		t.Run(scenario, func(t *testing.T) {
 			span := 60 * time.Minute
-			db := recordWith(t, simulator.Options{Server: simulator.ServerTGI}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerTGI}, scenario, span, pack)
 			found := false
 			for _, r := range rep.Rules {
-				if r.Error != "" || r.EvalErrors > 0 {
-					t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
-				}
 				if r.Name != "TGIBatchInferenceFailures" {
 					continue
 				}
@@ -236,7 +190,7 @@ func TestTGIBatchFailuresFire(t *testing.T) {
 				if got := len(r.Firing) > 0; got != want {
 					t.Errorf("%s: TGIBatchInferenceFailures fired %v (%d times), want %v", scenario, got, len(r.Firing), want)
 				}
-				if want && len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+				if want && len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(scenarioOnset)) {
 					t.Errorf("fired at %s, before the error burst", r.Firing[0].Start.Sub(start))
 				}
 			}
@@ -251,23 +205,11 @@ func TestTGIBatchFailuresFire(t *testing.T) {
 // SGLangGrammarQueueBacklog reports; steady does not.
 func TestSGLangGrammarBacklogFires(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	for scenario, want := range map[string]bool{"steady": false, "grammar-backlog": true} {
 		t.Run(scenario, func(t *testing.T) {
 			span := 45 * time.Minute
-			db := recordWith(t, simulator.Options{Server: simulator.ServerSGLang}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerSGLang}, scenario, span, pack)
 			found := false
 			for _, r := range rep.Rules {
 				if r.Name != "SGLangGrammarQueueBacklog" {
@@ -277,7 +219,7 @@ func TestSGLangGrammarBacklogFires(t *testing.T) {
 				if got := len(r.Firing) > 0; got != want {
 					t.Errorf("%s: SGLangGrammarQueueBacklog fired %v, want %v", scenario, got, want)
 				}
-				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(scenarioOnset)) {
 					t.Errorf("fired at %s, before the scenario", r.Firing[0].Start.Sub(start))
 				}
 			}
@@ -292,23 +234,11 @@ func TestSGLangGrammarBacklogFires(t *testing.T) {
 // fires the alert for its side and not the other; steady fires neither.
 func TestSGLangPDImbalanceFires(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
-	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	start := scenarioStart
 	for scenario, want := range map[string]string{"steady": "", "pd-decode-bound": "SGLangPDDecodeBottleneck", "pd-prefill-bound": "SGLangPDPrefillBottleneck"} {
 		t.Run(scenario, func(t *testing.T) {
 			span := 45 * time.Minute
-			db := recordWith(t, simulator.Options{Server: simulator.ServerSGLang, KVConnector: true}, t.TempDir(), start, span, 15*time.Second,
-				[]phase{{0, "steady"}, {20 * time.Minute, scenario}})
-			defer db.Close()
-			rep, err := backtest.Run(context.Background(), backtest.Options{
-				Source:             backtest.NewQueryable(newPromQL(), db),
-				RuleFiles:          []string{pack},
-				From:               start.Add(5 * time.Minute),
-				To:                 start.Add(span),
-				EvaluationInterval: 30 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerSGLang, KVConnector: true}, scenario, span, pack)
 			found := 0
 			for _, r := range rep.Rules {
 				if r.Name != "SGLangPDDecodeBottleneck" && r.Name != "SGLangPDPrefillBottleneck" {
@@ -318,7 +248,7 @@ func TestSGLangPDImbalanceFires(t *testing.T) {
 				if got := len(r.Firing) > 0; got != (r.Name == want) {
 					t.Errorf("%s: %s fired %v, want %v", scenario, r.Name, got, r.Name == want)
 				}
-				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(20*time.Minute)) {
+				if len(r.Firing) > 0 && r.Firing[0].Start.Before(start.Add(scenarioOnset)) {
 					t.Errorf("%s fired at %s, before the scenario", r.Name, r.Firing[0].Start.Sub(start))
 				}
 			}

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 
+	"github.com/pagedhq/paged/engine/backtest"
+
 	"github.com/pagedhq/paged/simulator"
 )
 
@@ -154,4 +156,37 @@ func writeFile(t testing.TB, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// scenarioStart is when the scenario backtests' recordings begin; the
+// server runs steady until scenarioOnset, then the scenario.
+var scenarioStart = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+
+const scenarioOnset = 20 * time.Minute
+
+// backtestScenario records a simulated server (so) steady for
+// scenarioOnset, then in scenario until span, scraped every 15 s, and
+// backtests the rule files over it from minute 5, every 30 s. A rule that
+// fails to evaluate fails the test.
+func backtestScenario(t *testing.T, so simulator.Options, scenario string, span time.Duration, ruleFiles ...string) *backtest.Report {
+	t.Helper()
+	db := recordWith(t, so, t.TempDir(), scenarioStart, span, 15*time.Second,
+		[]phase{{0, "steady"}, {scenarioOnset, scenario}})
+	defer db.Close()
+	rep, err := backtest.Run(context.Background(), backtest.Options{
+		Source:             backtest.NewQueryable(newPromQL(), db),
+		RuleFiles:          ruleFiles,
+		From:               scenarioStart.Add(5 * time.Minute),
+		To:                 scenarioStart.Add(span),
+		EvaluationInterval: 30 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rules {
+		if r.Error != "" || r.EvalErrors > 0 {
+			t.Errorf("%s: error %q, %d failed evaluations", r.Name, r.Error, r.EvalErrors)
+		}
+	}
+	return rep
 }
