@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -187,19 +186,7 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := graphPage.Execute(&buf, v); err != nil {
-		s.logger.Error("render graph failed", "err", err)
-		http.Error(w, "cannot render the page", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	s.writePage(w, graphPage, v, code)
 }
 
 // badQueryError: the datasource answered, and refused the query.

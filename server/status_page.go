@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"html/template"
@@ -89,18 +88,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := statusPage.Execute(&buf, v); err != nil {
-		s.logger.Error("render status failed", "err", err)
-		http.Error(w, "cannot render the page", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	s.writePage(w, statusPage, v, http.StatusOK)
 }
 
 // clusterStatus reads the cluster from the notifier's Alertmanager API

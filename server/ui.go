@@ -58,6 +58,27 @@ var uiPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
 const uiContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; " +
 	"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// writePage renders one of the UI's pages into a buffer, so that a
+// template error is a clean 500, and writes it with status code and the
+// UI's headers: the content security policy, no sniffing, no referrer, no
+// caching.
+func (s *Server) writePage(w http.ResponseWriter, page *template.Template, data any, code int) {
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, data); err != nil {
+		s.logger.Error("render page failed", "page", page.Name(), "err", err)
+		http.Error(w, "cannot render the page", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
 // mountUI registers the web UI's routes.
 func (s *Server) mountUI(r chi.Router) {
 	r.Get("/", s.handleUI)
@@ -257,23 +278,12 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		d.Silences = sil
 	}
 
-	var buf bytes.Buffer
-	if err := uiPage.Execute(&buf, d); err != nil {
-		s.logger.Error("render UI failed", "err", err)
-		http.Error(w, "cannot render the page", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	code := http.StatusOK
 	if ferr != nil {
 		// The page still renders, with the reason above the form.
-		w.WriteHeader(http.StatusBadRequest)
+		code = http.StatusBadRequest
 	}
-	_, _ = w.Write(buf.Bytes())
+	s.writePage(w, uiPage, d, code)
 }
 
 func (s *Server) handleUIScript(w http.ResponseWriter, r *http.Request) {
