@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -95,9 +96,34 @@ func SharedDir(t testing.TB) string {
 	return ""
 }
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, for a process the test starts next.
+//
+// The port comes from below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), at random, and never twice in this
+// process: a port from the ephemeral range, closed again, can be taken as
+// the source port of any outgoing connection before the process binds it,
+// which under the reliability suite's load happened ("address already in
+// use"). Without a usable range below, the kernel picks as before.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	if lo := ephemeralLow(); lo > 20000 {
+		for range 200 {
+			port := 10000 + rand.IntN(lo-10000)
+			freeMu.Lock()
+			taken := handedOut[port]
+			handedOut[port] = true
+			freeMu.Unlock()
+			if taken {
+				continue
+			}
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			if l, err := net.Listen("tcp", addr); err == nil {
+				l.Close()
+				return addr
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
@@ -105,6 +131,26 @@ func FreeAddr(t testing.TB) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+var (
+	freeMu    sync.Mutex
+	handedOut = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0
+// when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(f[0])
+	return lo
 }
 
 // Process is a started binary. Its output is kept for failure messages.
