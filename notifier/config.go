@@ -76,15 +76,18 @@ func (c *SlackConfig) BotMode() bool { return c.AppToken != "" || c.AppTokenFile
 // WebhookConfig configures one webhook, with Alertmanager's keys plus
 // HMAC signing and custom headers.
 type WebhookConfig struct {
-	URL            commoncfg.Secret            `yaml:"url"`
-	URLFile        string                      `yaml:"url_file"`
-	SendResolved   *bool                       `yaml:"send_resolved"` // default true
-	HMACSecret     commoncfg.Secret            `yaml:"hmac_secret"`
-	HMACSecretFile string                      `yaml:"hmac_secret_file"`
-	Headers        map[string]string           `yaml:"headers"`
-	MaxAlerts      uint64                      `yaml:"max_alerts"`
-	Timeout        model.Duration              `yaml:"timeout"`
-	HTTPConfig     *commoncfg.HTTPClientConfig `yaml:"http_config"`
+	URL            commoncfg.Secret  `yaml:"url"`
+	URLFile        string            `yaml:"url_file"`
+	SendResolved   *bool             `yaml:"send_resolved"` // default true
+	HMACSecret     commoncfg.Secret  `yaml:"hmac_secret"`
+	HMACSecretFile string            `yaml:"hmac_secret_file"`
+	Headers        map[string]string `yaml:"headers"`
+	MaxAlerts      uint64            `yaml:"max_alerts"`
+	Timeout        model.Duration    `yaml:"timeout"`
+	// MaxConcurrentRequests bounds the requests in flight to this
+	// receiver; more wait for one to finish (0: DefaultWebhookMaxConcurrent).
+	MaxConcurrentRequests int                         `yaml:"max_concurrent_requests"`
+	HTTPConfig            *commoncfg.HTTPClientConfig `yaml:"http_config"`
 }
 
 // AlertmanagerConfig is an external Alertmanager that receives every
@@ -100,8 +103,14 @@ const (
 	DefaultSlackAppURL    = "https://slack.com/api/"
 	DefaultSlackTimeout   = 15 * time.Second
 	DefaultWebhookTimeout = 10 * time.Second
-	DefaultSlackMaxAlerts = 10
-	defaultBlackhole      = "null"
+	// DefaultWebhookMaxConcurrent is the default bound on requests in
+	// flight to one webhook. An alert storm flushes thousands of groups
+	// at once; past the bound they queue in paged instead of opening a
+	// connection each (well under the 1,000 idle connections per host
+	// the HTTP client keeps, so a storm reuses its connections).
+	DefaultWebhookMaxConcurrent = 256
+	DefaultSlackMaxAlerts       = 10
+	defaultBlackhole            = "null"
 )
 
 func boolOr(p *bool, def bool) bool {
@@ -358,6 +367,8 @@ func (w *WebhookConfig) validate() error {
 		return errors.New("at most one of url and url_file")
 	case w.HMACSecret != "" && w.HMACSecretFile != "":
 		return errors.New("at most one of hmac_secret and hmac_secret_file")
+	case w.MaxConcurrentRequests < 0:
+		return errors.New("max_concurrent_requests must not be negative")
 	}
 	if w.URL != "" {
 		if err := checkURL(string(w.URL)); err != nil {

@@ -97,6 +97,7 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 		{"duplicate receiver", "notifier:\n  receivers:\n    - name: a\n    - name: a\n", "4:7: receiver: duplicate name"},
 		{"route needed", "notifier:\n  receivers:\n    - name: a\n    - name: b\n", "route is required"},
 		{"relative webhook url", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: /x\n", "5:11: webhook_configs: url: scheme must be http or https"},
+		{"negative webhook concurrency", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          max_concurrent_requests: -1\n", "5:11: webhook_configs: max_concurrent_requests must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w wrapper

@@ -106,7 +106,7 @@ type Notifier struct {
 	journal  *slackJournal // the Slack message journal
 	logs     []stateLog    // the state files open, closed when Run returns
 	api      *apiv2.API
-	pipeline *notify.PipelineBuilder
+	pipeline pipeline
 	dmetrics *dispatch.DispatcherMetrics
 	stale    *staleSet
 	peer     *cluster.Peer // nil without Options.Cluster
@@ -248,7 +248,7 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return fail(fmt.Errorf("api: %w", err))
 	}
-	n.pipeline = notify.NewPipelineBuilder(reg, ff, rec)
+	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec}
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
 	n.conf = opts.Config
 	// Forwarding queues exist before Run, so alerts notified early are
@@ -508,7 +508,7 @@ func (n *Notifier) start(c *Config) error {
 
 	inhib := inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
 	nfl := durableNflog{log: n.nflog, state: n.nflogSt, logger: n.logger.With("component", "nflog")}
-	stages := n.pipeline.New(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, nfl, n.notifyPeer())
+	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, nfl, n.notifyPeer())
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }

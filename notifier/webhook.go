@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -45,6 +46,8 @@ type webhookNotifier struct {
 	logger  *slog.Logger
 	retrier notify.Retrier
 	now     func() time.Time
+	// sem bounds the requests in flight to this receiver.
+	sem chan struct{}
 }
 
 func newWebhook(c *WebhookConfig, tmpl *template.Template, rt http.RoundTripper, logger *slog.Logger) (*webhookNotifier, error) {
@@ -54,6 +57,7 @@ func newWebhook(c *WebhookConfig, tmpl *template.Template, rt http.RoundTripper,
 	}
 	return &webhookNotifier{
 		conf: c, tmpl: tmpl, client: client, logger: logger, now: time.Now,
+		sem: make(chan struct{}, cmp.Or(c.MaxConcurrentRequests, DefaultWebhookMaxConcurrent)),
 		// 429 is retried too, honouring Retry-After (Alertmanager does not).
 		retrier: notify.Retrier{RetryCodes: []int{http.StatusTooManyRequests}},
 	}, nil
@@ -103,6 +107,14 @@ func (w *webhookNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) no
 	if err != nil {
 		return notify.Unrecoverable(fmt.Errorf("hmac_secret_file: %w", err), notify.FileReadErrorReason)
 	}
+	// The wait for a free slot counts against the flush's deadline, not
+	// the request's timeout.
+	select {
+	case w.sem <- struct{}{}:
+	case <-ctx.Done():
+		return notify.Retry(0, fmt.Errorf("webhook: %d requests in flight, none finished: %w", cap(w.sem), ctx.Err()), notify.RequestErrorReason)
+	}
+	defer func() { <-w.sem }()
 	timeout := time.Duration(w.conf.Timeout)
 	if timeout <= 0 {
 		timeout = DefaultWebhookTimeout

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +120,87 @@ func TestSignKnownVector(t *testing.T) {
 	want := "t=1700000000,v1=9d713ed406bb7076d4123f0dc2c39d2df5c654ed4b0cd56b52c8b4c940bd63ae"
 	if got != want {
 		t.Errorf("Sign = %s, want %s", got, want)
+	}
+}
+
+// An alert storm flushes many groups at once; the requests in flight to
+// one webhook stay within max_concurrent_requests, and every group is
+// delivered once the receiver answers.
+func TestWebhookMaxConcurrentRequests(t *testing.T) {
+	const limit, groups = 3, 12
+	var (
+		mu             sync.Mutex
+		inFlight, peak int
+		got            = map[string]bool{}
+	)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		<-release
+		var m struct {
+			GroupLabels map[string]string `json:"groupLabels"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		mu.Lock()
+		inFlight--
+		got[m.GroupLabels["alertname"]] = true
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	defer close(release)
+	conf := fmt.Sprintf(tinyRoute, "hook") + fmt.Sprintf(`
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s/hook
+        max_concurrent_requests: %d
+`, srv.URL, limit)
+	n := start(t, conf, Options{})
+	var storm []*rules.Alert
+	for i := range groups {
+		storm = append(storm, firing(fmt.Sprint("Storm", i)))
+	}
+	n.Notify(context.Background(), storm)
+
+	// The first requests reach the receiver and block there; the rest
+	// must wait in paged however long the receiver takes.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		p := peak
+		mu.Unlock()
+		if p >= limit || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // every group is due by now
+	mu.Lock()
+	if inFlight != limit || peak != limit {
+		t.Errorf("with the receiver blocked: %d requests in flight, peak %d; want %d", inFlight, peak, limit)
+	}
+	mu.Unlock()
+
+	for range groups {
+		release <- struct{}{}
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == groups {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak != limit {
+		t.Errorf("peak requests in flight %d, want %d", peak, limit)
+	}
+	if len(got) != groups {
+		t.Errorf("%d of %d groups delivered: %v", len(got), groups, got)
 	}
 }

@@ -1,0 +1,90 @@
+package notifier
+
+import (
+	"time"
+
+	"github.com/prometheus/alertmanager/eventrecorder"
+	"github.com/prometheus/alertmanager/featurecontrol"
+	"github.com/prometheus/alertmanager/inhibit"
+	"github.com/prometheus/alertmanager/nflog/nflogpb"
+	"github.com/prometheus/alertmanager/notify"
+	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/alertmanager/timeinterval"
+)
+
+// pipeline assembles the notification pipeline from Alertmanager's own
+// stages, in the order notify.PipelineBuilder puts them, with two stages
+// left out where they do nothing:
+//
+//   - Without a cluster, the gossip-settle and cluster-wait stages.
+//     The wait is zero there, yet each flush would still create a timer,
+//     a context done channel and park the group's goroutine once.
+//   - For a receiver with one integration, the fan-out: it starts a
+//     goroutine per integration and waits for it, so the integration's
+//     stages would run on a fresh stack that grows through the HTTP client.
+//
+// With a cluster every stage stays, as Alertmanager runs them.
+type pipeline struct {
+	metrics  *notify.Metrics
+	ff       featurecontrol.Flagger
+	recorder eventrecorder.Recorder
+}
+
+// stages is the pipeline for receivers. peer is nil without a cluster;
+// wait is how long this peer waits its turn before sending.
+func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() time.Duration,
+	inhibitor *inhibit.Inhibitor, silencer *silence.Silencer, intervener *timeinterval.Intervener,
+	nfl notify.NotificationLog, peer notify.Peer,
+) notify.RoutingStage {
+	rs := make(notify.RoutingStage, len(receivers))
+	var pre []notify.Stage
+	if peer != nil {
+		pre = append(pre, notify.NewClusterGossipSettleStage(peer))
+	}
+	pre = append(pre,
+		notify.NewMuteStage(inhibitor, p.metrics),
+		notify.NewTimeActiveStage(intervener, p.metrics),
+		notify.NewTimeMuteStage(intervener, p.metrics),
+		notify.NewMuteStage(silencer, p.metrics),
+	)
+	for name, integrations := range receivers {
+		st := append(append([]notify.Stage(nil), pre...), p.receiverStage(name, integrations, wait, nfl, peer != nil))
+		rs[name] = p.multi(st)
+	}
+	p.metrics.InitializeFor(receivers)
+	return rs
+}
+
+func (p pipeline) receiverStage(name string, integrations []notify.Integration, wait func() time.Duration,
+	nfl notify.NotificationLog, clustered bool,
+) notify.Stage {
+	var fs notify.FanoutStage
+	for i := range integrations {
+		recv := &nflogpb.Receiver{
+			GroupName:   name,
+			Integration: integrations[i].Name(),
+			Idx:         uint32(integrations[i].Index()),
+		}
+		var st []notify.Stage
+		if clustered {
+			st = append(st, notify.NewClusterWaitStage(wait))
+		}
+		st = append(st,
+			notify.NewDedupStage(&integrations[i], nfl, recv),
+			notify.NewRetryStage(integrations[i], name, p.metrics, p.recorder),
+			notify.NewSetNotifiesStage(nfl, recv, p.ff),
+		)
+		fs = append(fs, p.multi(st))
+	}
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	return fs
+}
+
+func (p pipeline) multi(st []notify.Stage) notify.Stage {
+	if p.ff.EnableMutedAlertsInNflog() {
+		return notify.MutedMultiStage(st)
+	}
+	return notify.MultiStage(st)
+}
