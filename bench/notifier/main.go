@@ -29,6 +29,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,30 @@ type result struct {
 	p50, p99   time.Duration
 	max        time.Duration
 	throughput float64
+	// cpu is the CPU time (user + system) the measured process used
+	// during the round; zero for the in-process system, which shares
+	// its process with the sink and the load generator.
+	cpu time.Duration
+}
+
+// procCPU is the user + system CPU time of process pid so far, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s).
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, may hold spaces; fields count from after it.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 type alertJSON struct {
@@ -159,8 +184,9 @@ func stream(name string, n int) []alertJSON {
 }
 
 // run sends the stream in batches with send and measures what s receives.
-func run(name string, s *sink, path string, alerts []alertJSON, batch int, send func([]alertJSON) error) result {
+func run(name string, s *sink, path string, pid int, alerts []alertJSON, batch int, send func([]alertJSON) error) result {
 	done := s.expect(path, len(alerts))
+	cpu0 := procCPU(pid)
 	conns0 := newConns.Load()
 	defer func() { log.Printf("%s: %d new connections to the sink", name, newConns.Load()-conns0) }()
 	sent := make(map[string]time.Time, len(alerts))
@@ -187,6 +213,7 @@ func run(name string, s *sink, path string, alerts []alertJSON, batch int, send 
 	case <-time.After(5 * time.Minute):
 		log.Fatalf("%s: not all notifications arrived", name)
 	}
+	cpu := procCPU(pid) - cpu0
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var lat []time.Duration
@@ -203,6 +230,7 @@ func run(name string, s *sink, path string, alerts []alertJSON, batch int, send 
 		name: name, alerts: len(alerts), elapsed: elapsed,
 		p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1],
 		throughput: float64(len(alerts)) / elapsed.Seconds(),
+		cpu:        cpu,
 	}
 }
 
@@ -322,18 +350,19 @@ func main() {
 	go func() { _ = pn.Run(ctx); close(runDone) }()
 
 	// Warm both up with a few alerts, then measure.
-	run("warmup-am", s, "/am", stream("WarmAM", 20), *batch, postAlerts("http://"+amAddr))
-	run("warmup-paged", s, "/paged", stream("WarmPaged", 20), *batch, postAlerts(pagedURL))
-	run("warmup-inproc", s, "/inproc", stream("WarmInproc", 20), *batch, func(b []alertJSON) error { return inprocSend(pn, b) })
+	run("warmup-am", s, "/am", am.Process.Pid, stream("WarmAM", 20), *batch, postAlerts("http://"+amAddr))
+	run("warmup-paged", s, "/paged", child.Process.Pid, stream("WarmPaged", 20), *batch, postAlerts(pagedURL))
+	run("warmup-inproc", s, "/inproc", 0, stream("WarmInproc", 20), *batch, func(b []alertJSON) error { return inprocSend(pn, b) })
 
 	amName := "Alertmanager " + strings.Fields(string(amVersion) + " ? ? ?")[2] + " (HTTP)"
 	systems := []struct {
 		name, path, prefix string
+		pid                int
 		send               func([]alertJSON) error
 	}{
-		{amName, "/am", "BenchAM", postAlerts("http://" + amAddr)},
-		{"paged (HTTP /api/v2/alerts, own process)", "/paged", "BenchPagedHTTP", postAlerts(pagedURL)},
-		{"paged (in-process Notify, shares the bench process)", "/inproc", "BenchPagedInproc", func(b []alertJSON) error { return inprocSend(pn, b) }},
+		{amName, "/am", "BenchAM", am.Process.Pid, postAlerts("http://" + amAddr)},
+		{"paged (HTTP /api/v2/alerts, own process)", "/paged", "BenchPagedHTTP", child.Process.Pid, postAlerts(pagedURL)},
+		{"paged (in-process Notify, shares the bench process)", "/inproc", "BenchPagedInproc", 0, func(b []alertJSON) error { return inprocSend(pn, b) }},
 	}
 	perSystem := make([][]result, len(systems))
 	for r := range *rounds {
@@ -343,9 +372,17 @@ func main() {
 		for k := range systems {
 			i := (r + k) % len(systems)
 			sys := systems[i]
-			perSystem[i] = append(perSystem[i], run(sys.name, s, sys.path, stream(fmt.Sprint(sys.prefix, r), *n), *batch, sys.send))
+			perSystem[i] = append(perSystem[i], run(sys.name, s, sys.path, sys.pid, stream(fmt.Sprint(sys.prefix, r), *n), *batch, sys.send))
 		}
-		log.Printf("round %d: %.0f / %.0f / %.0f notifications/s", r+1, perSystem[0][r].throughput, perSystem[1][r].throughput, perSystem[2][r].throughput)
+		log.Printf("round %d: %.0f / %.0f / %.0f notifications/s; CPU per notification %.0f / %.0f µs", r+1, perSystem[0][r].throughput, perSystem[1][r].throughput, perSystem[2][r].throughput, cpuPer(perSystem[0][r]), cpuPer(perSystem[1][r]))
+	}
+	// Peak resident memory of the two processes measured, for what any
+	// throughput gain costs in memory.
+	peakRSS := map[string]string{}
+	for _, sys := range systems {
+		if sys.pid != 0 {
+			peakRSS[sys.name] = vmHWM(sys.pid)
+		}
 	}
 	cancel()
 	<-runDone
@@ -366,22 +403,29 @@ func main() {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Fprintf(&sb, "Same webhook sink, same route (every alert its own group, group_wait 50ms), %d alerts per system and round, sent in batches of %d.\n", *n, *batch)
 	fmt.Fprintf(&sb, "Latency = webhook received − alert sent − group_wait. %d rounds; every round runs each system once, in an order that rotates. Each figure is the median over the rounds, with the lowest and highest round in brackets.\n\n", *rounds)
-	fmt.Fprintf(&sb, "| system | notifications/s | latency p50 | p99 | max |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&sb, "| system | notifications/s | latency p50 | p99 | max | CPU per notification |\n|---|---|---|---|---|---|\n")
 	med := make([]result, len(perSystem))
 	for i, rs := range perSystem {
 		m := medians(rs)
 		med[i] = m
 		lo, hi := extremes(rs)
-		fmt.Fprintf(&sb, "| %s | %.0f (%.0f–%.0f) | %s (%s–%s) | %s (%s–%s) | %s |\n", rs[0].name,
-			m.throughput, lo.throughput, hi.throughput, ms(m.p50), ms(lo.p50), ms(hi.p50), ms(m.p99), ms(lo.p99), ms(hi.p99), ms(m.max))
+		cpu := "—"
+		if m.cpu > 0 {
+			cpu = fmt.Sprintf("%.0f µs (%.0f–%.0f)", cpuPer(m), cpuPer(lo), cpuPer(hi))
+		}
+		fmt.Fprintf(&sb, "| %s | %.0f (%.0f–%.0f) | %s (%s–%s) | %s (%s–%s) | %s | %s |\n", rs[0].name,
+			m.throughput, lo.throughput, hi.throughput, ms(m.p50), ms(lo.p50), ms(hi.p50), ms(m.p99), ms(lo.p99), ms(hi.p99), ms(m.max), cpu)
 	}
 	// Ratios round by round: the two systems of a round shared its
 	// machine state, so their ratio is steadier than a ratio of medians.
-	ratio := func(sys int) (tp, p50, p99 float64, wins [3]int) {
-		var tps, p50s, p99s []float64
+	ratio := func(sys int) (tp, p50, p99, cpu float64, wins [3]int) {
+		var tps, p50s, p99s, cpus []float64
 		for r := range perSystem[0] {
 			a, p := perSystem[0][r], perSystem[sys][r]
 			tps = append(tps, p.throughput/a.throughput)
+			if a.cpu > 0 && p.cpu > 0 {
+				cpus = append(cpus, cpuPer(p)/cpuPer(a))
+			}
 			p50s = append(p50s, p.p50.Seconds()/a.p50.Seconds())
 			p99s = append(p99s, p.p99.Seconds()/a.p99.Seconds())
 			if p.throughput >= a.throughput {
@@ -394,21 +438,35 @@ func main() {
 				wins[2]++
 			}
 		}
-		return median(tps), median(p50s), median(p99s), wins
+		if len(cpus) == 0 {
+			return median(tps), median(p50s), median(p99s), 0, wins
+		}
+		return median(tps), median(p50s), median(p99s), median(cpus), wins
 	}
 	for _, sys := range []int{1, 2} {
-		tp, p50, p99, wins := ratio(sys)
-		fmt.Fprintf(&sb, "\n%s ÷ Alertmanager, median of the per-round ratios: throughput ×%.2f, p50 latency ×%.2f, p99 latency ×%.2f (rounds where paged was at least as good: %d, %d and %d of %d).\n",
-			perSystem[sys][0].name, tp, p50, p99, wins[0], wins[1], wins[2], len(perSystem[0]))
+		tp, p50, p99, cpu, wins := ratio(sys)
+		cpuNote := ""
+		if cpu > 0 {
+			cpuNote = fmt.Sprintf(", CPU per notification ×%.2f (over all rounds: %.0f µs against %.0f µs, ×%.2f)",
+				cpu, totalCPUPer(perSystem[sys]), totalCPUPer(perSystem[0]), totalCPUPer(perSystem[sys])/totalCPUPer(perSystem[0]))
+		}
+		fmt.Fprintf(&sb, "\n%s ÷ Alertmanager, median of the per-round ratios: throughput ×%.2f, p50 latency ×%.2f, p99 latency ×%.2f%s (rounds where paged was at least as good: %d, %d and %d of %d).\n",
+			perSystem[sys][0].name, tp, p50, p99, cpuNote, wins[0], wins[1], wins[2], len(perSystem[0]))
 	}
-	fmt.Fprintf(&sb, "\nEvery round (notifications/s, p50, p99):\n\n| round | %s |\n|---|%s\n", strings.Join(names(perSystem), " | "), strings.Repeat("---|", len(perSystem)))
+	fmt.Fprintf(&sb, "\nEvery round (notifications/s, p50, p99, CPU per notification of the measured process):\n\n| round | %s |\n|---|%s\n", strings.Join(names(perSystem), " | "), strings.Repeat("---|", len(perSystem)))
 	for r := range perSystem[0] {
 		var cells []string
 		for _, rs := range perSystem {
-			cells = append(cells, fmt.Sprintf("%.0f, %s, %s", rs[r].throughput, ms(rs[r].p50), ms(rs[r].p99)))
+			cell := fmt.Sprintf("%.0f, %s, %s", rs[r].throughput, ms(rs[r].p50), ms(rs[r].p99))
+			if rs[r].cpu > 0 {
+				cell += fmt.Sprintf(", %.0f µs", cpuPer(rs[r]))
+			}
+			cells = append(cells, cell)
 		}
 		fmt.Fprintf(&sb, "| %d | %s |\n", r+1, strings.Join(cells, " | "))
 	}
+	fmt.Fprintf(&sb, "\nPeak resident memory at the end of the run (VmHWM): %s %s, %s %s.\n",
+		systems[0].name, peakRSS[systems[0].name], systems[1].name, peakRSS[systems[1].name])
 	fmt.Fprintf(&sb, "\nNotes:\n\n")
 	fmt.Fprintf(&sb, "- The Alertmanager and paged HTTP rows are symmetric: each is its own process, fed over POST /api/v2/alerts by the same client, delivering to the same sink in this process.\n")
 	fmt.Fprintf(&sb, "- The in-process row hands each batch to Notify in microseconds, so all groups come due within a few milliseconds and flush together, in the process that also runs the sink and the load generator; its latency is queueing behind that burst, not per-alert overhead.\n")
@@ -484,7 +542,42 @@ func medians(rs []result) result {
 		p50:        d(func(r result) time.Duration { return r.p50 }),
 		p99:        d(func(r result) time.Duration { return r.p99 }),
 		max:        d(func(r result) time.Duration { return r.max }),
+		cpu:        d(func(r result) time.Duration { return r.cpu }),
+		alerts:     rs[0].alerts,
 	}
+}
+
+// vmHWM is the peak resident set size of process pid, as /proc reports it.
+func vmHWM(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return fmt.Sprintf("%d MiB", kb/1024)
+		}
+	}
+	return "?"
+}
+
+// totalCPUPer is the CPU time per notification over all rounds, in µs:
+// steadier than any one round, whose share of garbage collection cycles
+// depends on where the cycles fall.
+func totalCPUPer(rs []result) float64 {
+	var cpu time.Duration
+	n := 0
+	for _, r := range rs {
+		cpu += r.cpu
+		n += r.alerts
+	}
+	return float64(cpu.Microseconds()) / float64(n)
+}
+
+// cpuPer is the measured process's CPU time per notification, in µs.
+func cpuPer(r result) float64 {
+	return float64(r.cpu.Microseconds()) / float64(r.alerts)
 }
 
 // extremes is the worst and best value of each figure over the rounds:
@@ -495,6 +588,7 @@ func extremes(rs []result) (lo, hi result) {
 		lo.throughput, hi.throughput = min(lo.throughput, r.throughput), max(hi.throughput, r.throughput)
 		lo.p50, hi.p50 = min(lo.p50, r.p50), max(hi.p50, r.p50)
 		lo.p99, hi.p99 = min(lo.p99, r.p99), max(hi.p99, r.p99)
+		lo.cpu, hi.cpu = min(lo.cpu, r.cpu), max(hi.cpu, r.cpu)
 	}
 	return lo, hi
 }
