@@ -313,7 +313,7 @@ func yamlPosErr(err error, n *yaml.Node) error {
 		for _, m := range te.Errors {
 			if loc := yamlLineRe.FindStringSubmatchIndex(m); loc != nil {
 				line, _ := strconv.Atoi(m[loc[2]:loc[3]])
-				errs = append(errs, &PosError{Line: line, Column: 1, Msg: m[loc[1]:]})
+				errs = append(errs, &PosError{Line: line, Column: valueColumn(n, line), Msg: m[loc[1]:]})
 				continue
 			}
 			errs = append(errs, posErr(n, "%s", m))
@@ -323,6 +323,33 @@ func yamlPosErr(err error, n *yaml.Node) error {
 	// Secrets decode through prometheus/common types whose errors never
 	// echo the value; other errors are positioned at the block.
 	return posErr(n, "%v", err)
+}
+
+// valueColumn is the column of the value on line within n, the node yaml
+// names by its line only in a type error; 1 when none is found.
+func valueColumn(n *yaml.Node, line int) int {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if v := n.Content[i+1]; v.Line == line && v.Kind != yaml.MappingNode {
+				return v.Column
+			}
+			if c := valueColumn(n.Content[i+1], line); c != 1 {
+				return c
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			if c.Line == line && c.Kind == yaml.ScalarNode {
+				return c.Column
+			}
+			if col := valueColumn(c, line); col != 1 {
+				return col
+			}
+		}
+	}
+	// An alias is not followed: it may point at its own ancestor.
+	return 1
 }
 
 func (s *SlackConfig) validate() error {

@@ -93,11 +93,13 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 		{"bad duration in route", "notifier:\n  route:\n    receiver: a\n    group_wait: soon\n  receivers:\n    - name: a\n", "4:17:"},
 		{"unknown route key", "notifier:\n  route:\n    receiver: a\n    group_bye: [x]\n  receivers:\n    - name: a\n", "4:5: field group_bye not found"},
 		{"bad inhibit matcher", "notifier:\n  route: {receiver: a}\n  inhibit_rules:\n    - source_matchers: ['sev=~(']\n  receivers:\n    - name: a\n", "error parsing regexp"},
-		{"webhook timeout type", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          timeout: [1]\n", "6:1:"},
+		{"webhook timeout type", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          timeout: [1]\n", "6:20:"},
 		{"duplicate receiver", "notifier:\n  receivers:\n    - name: a\n    - name: a\n", "4:7: receiver: duplicate name"},
 		{"route needed", "notifier:\n  receivers:\n    - name: a\n    - name: b\n", "route is required"},
 		{"relative webhook url", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: /x\n", "5:11: webhook_configs: url: scheme must be http or https"},
 		{"negative webhook concurrency", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          max_concurrent_requests: -1\n", "5:11: webhook_configs: max_concurrent_requests must not be negative"},
+		{"webhook concurrency type", "notifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          max_concurrent_requests: many\n", "6:36: cannot unmarshal !!str `many` into int"},
+		{"type error through an alias", "x: &t [1]\nnotifier:\n  receivers:\n    - name: a\n      webhook_configs:\n        - url: http://x/\n          timeout: *t\n", "cannot unmarshal !!seq into string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w wrapper
