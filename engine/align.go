@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 
@@ -22,7 +23,7 @@ import (
 // learns when the data a group reads arrives and moves the group's
 // evaluations to just after it.
 //
-// After an evaluation at ts, one query asks for the newest sample
+// Alongside an evaluation at ts, one query asks for the newest sample
 // timestamp among the group's selectors (reduced as for the no-series
 // check, at most alignMaxSelectors of them):
 //
@@ -197,8 +198,14 @@ func (a *aligner) before(ctx context.Context, g *promrules.Group, ts time.Time) 
 	return at, true
 }
 
-// after learns from the data the group read at ts.
-func (a *aligner) after(ctx context.Context, g *promrules.Group, ts time.Time) {
+// ask starts, alongside the group's evaluation at ts, the query of the
+// newest sample when one is due, and returns what waits for its answer
+// and learns from it (nil when none is due). The query runs while the
+// group evaluates, so that on a slow datasource it does not add its own
+// latency to the iteration: an aligned iteration already starts up to an
+// interval after its slot, and one that ends two intervals after it makes
+// the group skip its next slot.
+func (a *aligner) ask(ctx context.Context, g *promrules.Group, ts time.Time) (learn func()) {
 	a.mu.Lock()
 	p := a.phaseLocked(g)
 	p.evals++
@@ -206,16 +213,31 @@ func (a *aligner) after(ctx context.Context, g *promrules.Group, ts time.Time) {
 	ask := q != "" && (p.settled < alignObservations || p.evals%alignRecheck == 0)
 	a.mu.Unlock()
 	if !ask {
-		return
+		return nil
 	}
 	qts := ts.Add(-g.QueryOffset())
-	v, err := a.e.opts.Datasource.Query(ctx, q, qts)
-	if err != nil || len(v) != 1 {
-		return // no answer, or no data: nothing learned
+	type answer struct {
+		v   promql.Vector
+		err error
 	}
-	newest := time.UnixMilli(int64(v[0].F * 1000))
-	age := max(qts.Sub(newest), 0)
+	ch := make(chan answer, 1)
+	go func() {
+		v, err := a.e.opts.Datasource.Query(ctx, q, qts)
+		ch <- answer{v, err}
+	}()
+	return func() {
+		r := <-ch
+		if r.err != nil || len(r.v) != 1 {
+			return // no answer, or no data: nothing learned
+		}
+		newest := time.UnixMilli(int64(r.v[0].F * 1000))
+		a.learn(g, p, max(qts.Sub(newest), 0))
+	}
+}
 
+// learn moves the group's phase after an evaluation found its newest
+// sample age old.
+func (a *aligner) learn(g *promrules.Group, p *groupPhase, age time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	iv, tol := p.interval, alignTolerance(p.interval)

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -238,4 +240,109 @@ func TestAlignToScrapesMovesEarlier(t *testing.T) {
 			}
 		}
 	})
+}
+
+// slowQueries answers the rule's query and the alignment query only after
+// took, as a datasource under load does.
+type slowQueries struct {
+	*evalClock
+	took time.Duration
+}
+
+func (s *slowQueries) Query(ctx context.Context, expr string, ts time.Time) (promql.Vector, error) {
+	if expr == s.expr || strings.HasPrefix(expr, "max(timestamp(") {
+		select {
+		case <-time.After(s.took):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.evalClock.Query(ctx, expr, ts)
+}
+
+// TestAlignToScrapesSlowDatasource: the target is scraped 1.5s before
+// the group's own slot, so the aligned group evaluates 8.5s after its
+// slot, and every query takes 6s. An aligned iteration then starts late
+// in its interval; the alignment query runs alongside the evaluation, not
+// after it, so the iteration still ends before the slot after next and
+// the group never skips an evaluation (8.5s + 6s + 6s would).
+func TestAlignToScrapesSlowDatasource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 10 * time.Second
+		ds := enginetest.New(t)
+		defer ds.Close()
+		clock := &evalClock{Datasource: ds, expr: "queue_depth > 5"}
+		slow := &slowQueries{evalClock: clock, took: 6 * time.Second}
+		file := writeFile(t, t.TempDir(), "queue.rules.yaml", queueRules)
+		e := start(t, engine.Options{Datasource: slow, StoragePath: t.TempDir(), AlignToScrapes: true}, []string{file}, settings())
+		defer e.stop()
+		g := e.RuleGroups()[0]
+		slot := g.EvalTimestamp(time.Now().UnixNano())
+		stop := make(chan struct{})
+		sc := &scraper{phase: interval - 1500*time.Millisecond}
+		go sc.run(t, ds, slot, interval, 40*time.Millisecond, 0, func() float64 { return 12 }, stop)
+		time.Sleep(4 * time.Minute)
+		synctest.Wait()
+		close(stop)
+
+		st := e.Alignment(g)
+		if !st.Aligned || st.Delay < 8*time.Second {
+			t.Fatalf("alignment %+v: want aligned at about 8.5s after the group's slot", st)
+		}
+		at := clock.times()
+		if len(at) < 20 {
+			t.Fatalf("%d evaluations in 4m at 10s", len(at))
+		}
+		checkGaps(t, at, interval)
+		if n := metricValue(t, e.reg, "prometheus_rule_group_iterations_missed_total", nil); n != 0 {
+			t.Errorf("%v iterations missed", n)
+		}
+		for i, ts := range at[10:] {
+			if age := ts.Sub(sc.lastStart(ts)); age > 200*time.Millisecond {
+				t.Errorf("evaluation %d: %v after the newest scrape started", i+10, age)
+			}
+		}
+	})
+}
+
+// TestOverrunIsLogged: a query that takes longer than the interval makes
+// the group skip slots; each overrun is logged with where its time went.
+func TestOverrunIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ds := enginetest.New(t)
+		defer ds.Close()
+		clock := &evalClock{Datasource: ds, expr: "queue_depth > 5"}
+		slow := &slowQueries{evalClock: clock, took: 21 * time.Second}
+		var log syncBuffer
+		file := writeFile(t, t.TempDir(), "queue.rules.yaml", queueRules)
+		e := start(t, engine.Options{Datasource: slow, StoragePath: t.TempDir(),
+			Logger: slog.New(slog.NewTextHandler(&log, nil))}, []string{file}, settings())
+		time.Sleep(2 * time.Minute)
+		e.stop()
+		synctest.Wait()
+		out := log.String()
+		if !strings.Contains(out, "group evaluation ran past its next slot") || !strings.Contains(out, "evaluation=21s") {
+			t.Fatalf("no overrun warning with the evaluation's 21s:\n%s", out)
+		}
+		if n := metricValue(t, e.reg, "prometheus_rule_group_iterations_missed_total", nil); n == 0 {
+			t.Error("no iteration counted missed")
+		}
+	})
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -105,11 +105,19 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 // Prometheus's own evaluation, paged's stale handling; then the changed
 // state is written, and only then do the notifications go out.
 func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) {
+	slot := ts
+	var ph iterPhases
+	ph.start = time.Now()
 	if e.align != nil {
 		var ok bool
 		if ts, ok = e.align.before(ctx, g, ts); !ok {
 			return
 		}
+	}
+	ph.mark(&ph.wait)
+	var learn func()
+	if e.align != nil {
+		learn = e.align.ask(ctx, g, ts)
 	}
 	e.primeGroup(ctx, g)
 	if err := e.catchUp(ctx, g, ts); err != nil {
@@ -124,13 +132,40 @@ func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) 
 		}
 		e.afterEval(ictx, g, it.plan, ts)
 	}
+	ph.mark(&ph.eval)
 	e.persist(g, it.plan, ts)
+	ph.mark(&ph.persist)
 	if ctx.Err() == nil && len(it.outbox) > 0 {
 		e.opts.Notify(ctx, it.outbox)
 	}
-	if e.align != nil && ctx.Err() == nil {
-		e.align.after(ctx, g, ts)
+	ph.mark(&ph.notify)
+	if learn != nil {
+		learn()
 	}
+	ph.mark(&ph.align)
+	// The group's next slot is one interval after this one; an iteration
+	// that ends two intervals after its slot makes Prometheus's loop skip
+	// the next one (prometheus_rule_group_iterations_missed_total).
+	if over := time.Since(slot); over >= 2*g.Interval() && ctx.Err() == nil {
+		e.logger.Warn("group evaluation ran past its next slot; an evaluation is skipped",
+			"group", g.Name(), "interval", g.Interval(), "late", ph.start.Sub(slot).Round(time.Millisecond),
+			"aligned_wait", ph.wait, "evaluation", ph.eval, "state_write", ph.persist, "hand_over", ph.notify, "alignment_query", ph.align)
+	}
+}
+
+// iterPhases times the parts of one iteration.
+type iterPhases struct {
+	start, last                        time.Time
+	wait, eval, persist, notify, align time.Duration
+}
+
+func (p *iterPhases) mark(d *time.Duration) {
+	now := time.Now()
+	if p.last.IsZero() {
+		p.last = p.start
+	}
+	*d = now.Sub(p.last).Round(time.Millisecond)
+	p.last = now
 }
 
 // persist writes what the evaluation at ts changed in g's alerts and

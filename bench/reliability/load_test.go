@@ -136,6 +136,17 @@ func TestLoad(t *testing.T) {
 		report(t, scenario, sys, m.what, fmt.Sprintf("%.2f", rate(after, m.name)), "")
 	}
 	report(t, scenario, sys, "webhook notifications (one per rule, then repeats)", h.postCount(), "")
+	// Where the time of an evaluation that overran went (paged's warning).
+	var overran []string
+	for _, l := range strings.Split(p.out.String(), "\n") {
+		if strings.Contains(l, "ran past its next slot") {
+			overran = append(overran, l)
+		}
+	}
+	report(t, scenario, sys, "evaluations that ran past their next slot (paged's warnings)", len(overran), "")
+	for _, l := range overran[:min(len(overran), 10)] {
+		t.Log(l)
+	}
 }
 
 // reportFlat reports resident memory, goroutines and CPU over the
