@@ -421,6 +421,7 @@ receivers:
 	})
 	t.Run("vmalert", func(t *testing.T) {
 		parallelLoad(t)
+		loadApart(t)
 		sys := vmAM(t)
 		x := newLoadExporter(t)
 		h := newHook(t)
