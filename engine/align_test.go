@@ -15,6 +15,7 @@ import (
 
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/enginetest"
+	"github.com/pagedhq/paged/internal/testbin"
 )
 
 // evalClock records the time of every evaluation of one rule's query.
@@ -313,7 +314,7 @@ func TestOverrunIsLogged(t *testing.T) {
 		defer ds.Close()
 		clock := &evalClock{Datasource: ds, expr: "queue_depth > 5"}
 		slow := &slowQueries{evalClock: clock, took: 21 * time.Second}
-		var log syncBuffer
+		var log testbin.SyncBuffer
 		file := writeFile(t, t.TempDir(), "queue.rules.yaml", queueRules)
 		e := start(t, engine.Options{Datasource: slow, StoragePath: t.TempDir(),
 			Logger: slog.New(slog.NewTextHandler(&log, nil))}, []string{file}, settings())
@@ -328,21 +329,4 @@ func TestOverrunIsLogged(t *testing.T) {
 			t.Error("no iteration counted missed")
 		}
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

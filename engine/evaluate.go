@@ -105,9 +105,8 @@ func (e *Engine) query(ctx context.Context, q string, ts time.Time) (promql.Vect
 // Prometheus's own evaluation, paged's stale handling; then the changed
 // state is written, and only then do the notifications go out.
 func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) {
-	slot := ts
-	var ph iterPhases
-	ph.start = time.Now()
+	slot, now := ts, time.Now()
+	ph := iterPhases{start: now, last: now}
 	if e.align != nil {
 		var ok bool
 		if ts, ok = e.align.before(ctx, g, ts); !ok {
@@ -146,7 +145,7 @@ func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) 
 	// The group's next slot is one interval after this one; an iteration
 	// that ends two intervals after its slot makes Prometheus's loop skip
 	// the next one (prometheus_rule_group_iterations_missed_total).
-	if over := time.Since(slot); over >= 2*g.Interval() && ctx.Err() == nil {
+	if time.Since(slot) >= 2*g.Interval() && ctx.Err() == nil {
 		e.logger.Warn("group evaluation ran past its next slot; an evaluation is skipped",
 			"group", g.Name(), "interval", g.Interval(), "late", ph.start.Sub(slot).Round(time.Millisecond),
 			"aligned_wait", ph.wait, "evaluation", ph.eval, "state_write", ph.persist, "hand_over", ph.notify, "alignment_query", ph.align)
@@ -159,11 +158,9 @@ type iterPhases struct {
 	wait, eval, persist, notify, align time.Duration
 }
 
+// mark sets d to the time since the previous mark (or the start).
 func (p *iterPhases) mark(d *time.Duration) {
 	now := time.Now()
-	if p.last.IsZero() {
-		p.last = p.start
-	}
 	*d = now.Sub(p.last).Round(time.Millisecond)
 	p.last = now
 }
