@@ -65,32 +65,37 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// instrumented counts the verdicts of an integration.
+// instrumented counts the verdicts of an integration, in counters looked
+// up once (a delivery in a storm does not hash its labels again).
 type instrumented struct {
-	next                  notify.Notifier
-	m                     *metrics
-	receiver, integration string
+	next                        notify.Notifier
+	success, retry, permanent   prometheus.Counter
+	retries, droppedPermanently prometheus.Counter
 }
 
 func (m *metrics) wrap(next notify.Notifier, receiver, integration string) notify.Notifier {
-	for _, o := range []string{outcomeSuccess, outcomeRetry, outcomePermanent} {
-		m.notifications.WithLabelValues(receiver, integration, o)
+	return &instrumented{
+		next:               next,
+		success:            m.notifications.WithLabelValues(receiver, integration, outcomeSuccess),
+		retry:              m.notifications.WithLabelValues(receiver, integration, outcomeRetry),
+		permanent:          m.notifications.WithLabelValues(receiver, integration, outcomePermanent),
+		retries:            m.retries.WithLabelValues(receiver, integration),
+		droppedPermanently: m.dropped.WithLabelValues("permanent_failure"),
 	}
-	m.retries.WithLabelValues(receiver, integration)
-	return &instrumented{next: next, m: m, receiver: receiver, integration: integration}
 }
 
+// Notify implements notify.Notifier.
 func (i *instrumented) Notify(ctx context.Context, alerts ...*alert.Alert) notify.NotifyVerdict {
 	v := i.next.Notify(ctx, alerts...)
 	switch {
 	case v.Err() == nil:
-		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomeSuccess).Inc()
+		i.success.Inc()
 	case v.ShouldRetry():
-		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomeRetry).Inc()
-		i.m.retries.WithLabelValues(i.receiver, i.integration).Inc()
+		i.retry.Inc()
+		i.retries.Inc()
 	default:
-		i.m.notifications.WithLabelValues(i.receiver, i.integration, outcomePermanent).Inc()
-		i.m.dropped.WithLabelValues("permanent_failure").Inc()
+		i.permanent.Inc()
+		i.droppedPermanently.Inc()
 	}
 	return v
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/notify"
-	"github.com/prometheus/alertmanager/notify/webhook"
 	"github.com/prometheus/alertmanager/template"
 	commoncfg "github.com/prometheus/common/config"
 )
@@ -90,12 +88,11 @@ func (w *webhookNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) no
 		truncated = uint64(len(alerts)) - m
 		alerts = alerts[:m]
 	}
-	data := notify.GetTemplateData(ctx, w.tmpl, alerts, w.logger)
 	key, err := notify.ExtractGroupKey(ctx)
 	if err != nil {
 		return notify.Unrecoverable(err, notify.MissingContextReason)
 	}
-	body, err := json.Marshal(&webhook.Message{Data: data, Version: "4", GroupKey: string(key), TruncatedAlerts: truncated})
+	body, err := webhookBody(make([]byte, 0, 256+384*len(alerts)), ctx, w.tmpl, alerts, string(key), truncated, w.logger)
 	if err != nil {
 		return notify.Unrecoverable(err, notify.EncodingErrorReason)
 	}
@@ -119,8 +116,13 @@ func (w *webhookNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) no
 	if timeout <= 0 {
 		timeout = DefaultWebhookTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// The flush's own deadline is usually the nearer one; a context of
+	// the request's own is only needed when the timeout ends first.
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return notify.Unrecoverable(errors.New("webhook: invalid url"), notify.ConfigErrorReason)

@@ -6,13 +6,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/alertmanager/alert"
+	"github.com/prometheus/alertmanager/notify"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 
 	"github.com/pagedhq/paged/notifier/notifiertest"
 	"github.com/pagedhq/paged/rules"
@@ -202,5 +209,51 @@ receivers:
 	}
 	if len(got) != groups {
 		t.Errorf("%d of %d groups delivered: %v", len(got), groups, got)
+	}
+}
+
+// TestWebhookTimeout holds a request to whichever ends first: the
+// webhook's timeout, or the flush's deadline. The receiver answers only
+// after 20 s, so a request that neither bounds succeeds, and fails the test.
+func TestWebhookTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	now := time.Now()
+	alerts := []*alert.Alert{alert.New(model.Alert{Labels: model.LabelSet{"alertname": "A"}, StartsAt: now, EndsAt: now.Add(time.Hour)}, now, false)}
+	for _, c := range []struct {
+		name     string
+		timeout  time.Duration
+		deadline time.Duration // of the flush; 0: none
+	}{
+		{"timeout first, no flush deadline", 50 * time.Millisecond, 0},
+		{"timeout first", 50 * time.Millisecond, time.Hour},
+		{"flush deadline first", time.Hour, 50 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := newWebhook(&WebhookConfig{URL: commoncfg.Secret(srv.URL), Timeout: model.Duration(c.timeout)}, bodyTemplate(t), nil, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := notify.WithGroupKey(bodyContext("hook", nil, nil, notify.ReasonFirstNotification), "k")
+			if c.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, c.deadline)
+				defer cancel()
+			}
+			v := w.Notify(ctx, alerts...)
+			if v.Err() == nil || !errors.Is(v.Err(), context.DeadlineExceeded) {
+				t.Fatalf("verdict error %v, want the deadline exceeded", v.Err())
+			}
+			if !v.ShouldRetry() {
+				t.Error("a timed-out request is not retried")
+			}
+		})
 	}
 }
