@@ -244,6 +244,7 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return fail(fmt.Errorf("alert store: %w", err))
 	}
+	tuneDateTimes()
 	n.api, err = apiv2.NewAPI(n.alerts, n.groups, n.silences, n.apiPeer(), n.logger.With("component", "api"), reg)
 	if err != nil {
 		return fail(fmt.Errorf("api: %w", err))

@@ -92,7 +92,7 @@ func (w *webhookNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) no
 	if err != nil {
 		return notify.Unrecoverable(err, notify.MissingContextReason)
 	}
-	body, err := webhookBody(make([]byte, 0, 256+384*len(alerts)), ctx, w.tmpl, alerts, string(key), truncated, w.logger)
+	body, err := webhookBody(ctx, nil, w.tmpl, alerts, string(key), truncated, w.logger)
 	if err != nil {
 		return notify.Unrecoverable(err, notify.EncodingErrorReason)
 	}

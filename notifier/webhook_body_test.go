@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
@@ -31,7 +32,7 @@ func marshalWebhook(t testing.TB, ctx context.Context, tmpl *template.Template, 
 
 func checkWebhookBody(t testing.TB, ctx context.Context, tmpl *template.Template, alerts []*alert.Alert, key string, truncated uint64) {
 	t.Helper()
-	got, err := webhookBody(nil, ctx, tmpl, alerts, key, truncated, slog.New(slog.DiscardHandler))
+	got, err := webhookBody(ctx, nil, tmpl, alerts, key, truncated, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("webhookBody: %v", err)
 	}
@@ -111,7 +112,7 @@ func TestWebhookBodyMatchesMarshal(t *testing.T) {
 
 	// A year JSON cannot hold fails as json.Marshal fails.
 	far := mk(model.LabelSet{"alertname": "A"}, nil, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, "")
-	if _, err := webhookBody(nil, context.Background(), tmpl, []*alert.Alert{far}, "", 0, slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := webhookBody(context.Background(), nil, tmpl, []*alert.Alert{far}, "", 0, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("year 10000 encoded without an error")
 	}
 	if _, err := json.Marshal(&webhook.Message{Data: notify.GetTemplateData(context.Background(), tmpl, []*alert.Alert{far}, slog.New(slog.DiscardHandler))}); err == nil {
@@ -175,7 +176,7 @@ func BenchmarkWebhookBody(b *testing.B) {
 	b.Run("hand-written", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := webhookBody(make([]byte, 0, 1024), ctx, tmpl, alerts, "k", 0, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := webhookBody(ctx, nil, tmpl, alerts, "k", 0, slog.New(slog.DiscardHandler)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -186,4 +187,34 @@ func BenchmarkWebhookBody(b *testing.B) {
 			marshalWebhook(b, ctx, tmpl, alerts, "k", 0)
 		}
 	})
+}
+
+// TestWebhookBodyAllocatedOnce checks the size estimate: a body that
+// outgrew it would be copied as it grows.
+func TestWebhookBodyAllocatedOnce(t *testing.T) {
+	tmpl := bodyTemplate(t)
+	now := time.Now()
+	var alerts []*alert.Alert
+	for i := range 50 {
+		alerts = append(alerts, alert.New(model.Alert{
+			Labels:      model.LabelSet{"alertname": "KVCacheSaturated", "instance": model.LabelValue(fmt.Sprintf("vllm-%d:8000", i)), "severity": "page"},
+			Annotations: model.LabelSet{"summary": "KV cache at 97%", "runbook_url": "https://runbooks.example/kv"},
+			StartsAt:    now, EndsAt: now.Add(time.Hour), GeneratorURL: "http://prom:9090/graph?g0.expr=vllm%3Agpu_cache_usage_perc+%3E+0.95",
+		}, now, false))
+	}
+	ctx := bodyContext("slack-oncall", model.LabelSet{"alertname": "KVCacheSaturated"}, nil, notify.ReasonFirstNotification)
+	for _, n := range []int{1, 2, 50} {
+		b, err := webhookBody(ctx, nil, tmpl, alerts[:n], `{}:{alertname="KVCacheSaturated"}`, 0, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > cap(b) || cap(b) > 2*len(b) {
+			t.Errorf("%d alerts: body of %d bytes in a buffer of %d", n, len(b), cap(b))
+		}
+		if avg := testing.AllocsPerRun(20, func() {
+			_, _ = webhookBody(ctx, nil, tmpl, alerts[:n], `{}:{alertname="KVCacheSaturated"}`, 0, slog.New(slog.DiscardHandler))
+		}); avg > float64(8+3*n) {
+			t.Errorf("%d alerts: %.0f allocations per body", n, avg)
+		}
+	}
 }
