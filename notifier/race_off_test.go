@@ -1,0 +1,5 @@
+//go:build !race
+
+package notifier
+
+const raceEnabled = false
