@@ -15,7 +15,8 @@ import (
 //   - strfmt.DateTimeFormats is tried in order, and Prometheus (like any
 //     Go encoder) writes RFC 3339 with up to nine fractional digits, which
 //     the four fixed-precision layouts ahead of time.RFC3339 reject. Each
-//     rejection allocated a parse error, twice per alert. time.RFC3339
+//     rejection allocated a parse error: eight for an alert's startsAt and
+//     endsAt. time.RFC3339
 //     goes first: it accepts any number of fractional digits, and a string
 //     that another layout also accepts reads as the same instant.
 //   - The "datetime" validator matched every timestamp against a regular
