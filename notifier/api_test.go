@@ -267,3 +267,35 @@ func TestAPITokenSchemeCaseInsensitive(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIAlertJSONCannotHold posts an alert whose start go-openapi accepts
+// but JSON cannot hold (a zone 24 hours east): the webhook fails to encode
+// that group, as Alertmanager's does, and the notifier goes on delivering
+// the others. (An encoding error that could not be formatted once crashed
+// the process here.)
+func TestAPIAlertJSONCannotHold(t *testing.T) {
+	sink := notifiertest.NewSink(t)
+	r := start(t, fmt.Sprintf(tinyRoute, "hook")+fmt.Sprintf(`
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s/hook
+`, sink.URL()), Options{})
+	url := serveAPI(t, r.Notifier)
+	now := time.Now().UTC()
+	body := fmt.Sprintf(`[{"labels":{"alertname":"EastOfTheDateLine"},"startsAt":"%s+24:00"},
+		{"labels":{"alertname":"Plain"},"startsAt":%q}]`, now.Format("2006-01-02T15:04:05"), now.Format(time.RFC3339Nano))
+	resp, err := http.Post(url+"/api/v2/alerts", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST: %s", resp.Status)
+	}
+	reqs := sink.Wait(t, 1, 20*time.Second)
+	if got := payloadAlerts(t, reqs[0].Body); len(got) != 1 || got[0] != "Plain/firing" {
+		t.Errorf("delivered %v, want Plain/firing", got)
+	}
+	waitFor(t, func() bool { return strings.Contains(r.logs.String(), "timezone hour outside of range") })
+}

@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -179,12 +180,18 @@ func appendLabelSet(b []byte, ls model.LabelSet, keep func(model.LabelName, mode
 }
 
 // appendJSONTime appends t as encoding/json does (RFC 3339 with
-// nanoseconds, in quotes), failing where it fails: a year outside 0–9999.
+// nanoseconds, in quotes), failing where it fails (a year outside
+// 0–9999, a zone offset of 24 hours or more, which the API accepts) with
+// the error json.Marshal gives.
 func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
 	b = append(b, '"')
 	b, err := t.AppendText(b)
 	if err != nil {
-		return nil, &json.MarshalerError{Err: err}
+		_, err = json.Marshal(t)
+		if err == nil {
+			err = errors.New("time " + t.String() + " cannot be written as RFC 3339")
+		}
+		return nil, err
 	}
 	return append(b, '"'), nil
 }
