@@ -424,6 +424,7 @@ type built struct {
 	routes     *dispatch.Route
 	receivers  map[string][]notify.Integration
 	intervener *timeinterval.Intervener
+	intervals  int // named time intervals in the configuration
 	tmpl       *template.Template
 	fwd        *forwarders
 }
@@ -459,6 +460,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 		intervals[ti.Name] = ti.TimeIntervals
 	}
 	b.intervener = timeinterval.NewIntervener(intervals)
+	b.intervals = len(intervals)
 	if len(c.Alertmanagers) > 0 {
 		b.fwd, err = newForwarders(c.Alertmanagers, n.opts.ForwardQueueCapacity, n.opts.Transport, n.logger.With("component", "forwarder"), n.metrics)
 		if err != nil {
@@ -507,17 +509,29 @@ func (n *Notifier) start(c *Config) error {
 	n.stopLocked()
 	b.fwd.adopt(oldFwd)
 
-	inhib := inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
+	// Without inhibit rules there is no inhibitor: it would read every
+	// alert to find none of them inhibiting, and the pipeline and the API
+	// would ask it about every alert to hear that nothing inhibits it.
+	var inhib *inhibit.Inhibitor
+	if len(c.am.InhibitRules) > 0 {
+		inhib = inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
+	}
 	nfl := durableNflog{log: n.nflog, state: n.nflogSt, logger: n.logger.With("component", "nflog")}
-	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, b.intervener, nfl, n.notifyPeer())
+	var timed *timeinterval.Intervener
+	if b.intervals > 0 {
+		timed = b.intervener
+	}
+	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, timed, nfl, n.notifyPeer())
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }
 	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics}, b.intervener, timeout, 30*time.Second, nil,
 		n.logger, eventrecorder.Recorder{}, n.dmetrics, b.tmpl)
 
-	go inhib.Run()
-	inhib.WaitForLoading()
+	if inhib != nil {
+		go inhib.Run()
+		inhib.WaitForLoading()
+	}
 	go disp.Run(time.Now())
 	disp.WaitForLoading()
 	if b.fwd != nil {

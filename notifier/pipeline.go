@@ -13,12 +13,18 @@ import (
 )
 
 // pipeline assembles the notification pipeline from Alertmanager's own
-// stages, in the order notify.PipelineBuilder puts them, with two stages
-// left out where they do nothing:
+// stages, in the order notify.PipelineBuilder puts them, with the stages
+// left out that can do nothing under the configuration they are built for
+// (the pipeline is built again on every reload):
 //
 //   - Without a cluster, the gossip-settle and cluster-wait stages.
 //     The wait is zero there, yet each flush would still create a timer,
 //     a context done channel and park the group's goroutine once.
+//   - Without inhibit rules, the inhibition stage. It would fingerprint
+//     every alert and record on the group's marker that nothing inhibits
+//     it, which is what the marker reports for an alert it has no entry for.
+//   - Without time intervals, the two time stages: no route can name an
+//     interval then, and each stage only finds that out.
 //   - For a receiver with one integration, the fan-out: it starts a
 //     goroutine per integration and waits for it, so the integration's
 //     stages would run on a fresh stack that grows through the HTTP client.
@@ -30,8 +36,9 @@ type pipeline struct {
 	recorder eventrecorder.Recorder
 }
 
-// stages is the pipeline for receivers. peer is nil without a cluster;
-// wait is how long this peer waits its turn before sending.
+// stages is the pipeline for receivers. inhibitor is nil without inhibit
+// rules, intervener nil without time intervals, and peer nil without a
+// cluster; wait is how long this peer waits its turn before sending.
 func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() time.Duration,
 	inhibitor *inhibit.Inhibitor, silencer *silence.Silencer, intervener *timeinterval.Intervener,
 	nfl notify.NotificationLog, peer notify.Peer,
@@ -41,12 +48,16 @@ func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() 
 	if peer != nil {
 		pre = append(pre, notify.NewClusterGossipSettleStage(peer))
 	}
-	pre = append(pre,
-		notify.NewMuteStage(inhibitor, p.metrics),
-		notify.NewTimeActiveStage(intervener, p.metrics),
-		notify.NewTimeMuteStage(intervener, p.metrics),
-		notify.NewMuteStage(silencer, p.metrics),
-	)
+	if inhibitor != nil {
+		pre = append(pre, notify.NewMuteStage(inhibitor, p.metrics))
+	}
+	if intervener != nil {
+		pre = append(pre,
+			notify.NewTimeActiveStage(intervener, p.metrics),
+			notify.NewTimeMuteStage(intervener, p.metrics),
+		)
+	}
+	pre = append(pre, notify.NewMuteStage(silencer, p.metrics))
 	for name, integrations := range receivers {
 		st := append(append([]notify.Stage(nil), pre...), p.receiverStage(name, integrations, wait, nfl, peer != nil))
 		rs[name] = p.multi(st)

@@ -2,15 +2,24 @@ package notifier
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/featurecontrol"
+	"github.com/prometheus/alertmanager/inhibit"
 	"github.com/prometheus/alertmanager/notify"
+	"github.com/prometheus/alertmanager/timeinterval"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pagedhq/paged/notifier/notifiertest"
+	"github.com/pagedhq/paged/rules"
 )
 
 type nopNotifier struct{}
@@ -44,7 +53,9 @@ func stageKinds(s notify.Stage) []string {
 	return out
 }
 
-// Without a cluster, a flush skips the stages that only order peers;
+// Without a cluster, a flush skips the stages that only order peers,
+// without inhibit rules the inhibition stage, and without time intervals
+// the time stages;
 // with one, it passes every stage Alertmanager runs. A receiver with one
 // integration runs it on the group's goroutine, one with two fans out.
 func TestPipelineStages(t *testing.T) {
@@ -58,6 +69,7 @@ func TestPipelineStages(t *testing.T) {
 		"two": {integration("webhook", "two", 0), integration("slack", "two", 0)},
 	}
 	wait := func() time.Duration { return 0 }
+	inhibitor, intervener := new(inhibit.Inhibitor), timeinterval.NewIntervener(nil)
 	mute := []string{"*notify.MuteStage", "*notify.TimeActiveStage", "*notify.TimeMuteStage", "*notify.MuteStage"}
 	deliver := []string{"*notify.DedupStage", "*notify.RetryStage", "*notify.SetNotifiesStage"}
 	cat := func(parts ...[]string) []string {
@@ -68,7 +80,22 @@ func TestPipelineStages(t *testing.T) {
 		return out
 	}
 
-	alone := p.stages(receivers, wait, nil, nil, nil, nil, nil)
+	// Without inhibit rules and time intervals only the silences remain
+	// ahead of delivery.
+	bare := p.stages(receivers, wait, nil, nil, nil, nil, nil)
+	if got, want := fmt.Sprint(stageKinds(bare["one"])), fmt.Sprint(cat([]string{"*notify.MuteStage"}, deliver)); got != want {
+		t.Errorf("no inhibit rules, no time intervals:\n got %s\nwant %s", got, want)
+	}
+	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, new(inhibit.Inhibitor), nil, nil, nil, nil)["one"])),
+		fmt.Sprint(cat([]string{"*notify.MuteStage", "*notify.MuteStage"}, deliver)); got != want {
+		t.Errorf("inhibit rules, no time intervals:\n got %s\nwant %s", got, want)
+	}
+	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, nil, nil, intervener, nil, nil)["one"])),
+		fmt.Sprint(cat([]string{"*notify.TimeActiveStage", "*notify.TimeMuteStage", "*notify.MuteStage"}, deliver)); got != want {
+		t.Errorf("time intervals, no inhibit rules:\n got %s\nwant %s", got, want)
+	}
+
+	alone := p.stages(receivers, wait, inhibitor, nil, intervener, nil, nil)
 	if got, want := fmt.Sprint(stageKinds(alone["one"])), fmt.Sprint(cat(mute, deliver)); got != want {
 		t.Errorf("one integration, no cluster:\n got %s\nwant %s", got, want)
 	}
@@ -76,7 +103,7 @@ func TestPipelineStages(t *testing.T) {
 		t.Errorf("two integrations, no cluster:\n got %s\nwant %s", got, want)
 	}
 
-	clustered := p.stages(receivers, wait, nil, nil, nil, nil, readyPeer{})
+	clustered := p.stages(receivers, wait, inhibitor, nil, intervener, nil, readyPeer{})
 	waitDeliver := cat([]string{"*notify.ClusterWaitStage"}, deliver)
 	if got, want := fmt.Sprint(stageKinds(clustered["one"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, waitDeliver)); got != want {
 		t.Errorf("one integration, clustered:\n got %s\nwant %s", got, want)
@@ -84,4 +111,107 @@ func TestPipelineStages(t *testing.T) {
 	if got, want := fmt.Sprint(stageKinds(clustered["two"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, []string{"fanout", fmt.Sprint(waitDeliver), fmt.Sprint(waitDeliver)})); got != want {
 		t.Errorf("two integrations, clustered:\n got %s\nwant %s", got, want)
 	}
+}
+
+// The stages a configuration leaves out come back when a reload adds
+// inhibit rules and time intervals, and an alert delivered while there
+// were none is reported active and not inhibited, as before.
+func TestPipelineStagesFollowReload(t *testing.T) {
+	sink := notifiertest.NewSink(t)
+	head := `
+route:
+  receiver: hook
+  group_by: [alertname, instance]
+  group_wait: 300ms
+  group_interval: 1s
+  repeat_interval: 1h
+`
+	receivers := fmt.Sprintf(`
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s/hook
+`, sink.URL())
+	reg := prometheus.NewRegistry()
+	n := start(t, head+receivers, Options{Registerer: reg})
+	url := serveAPI(t, n.Notifier)
+	n.Notify(context.Background(), []*rules.Alert{firing("TTFTHigh", "severity", "warning", "instance", "vllm-0")})
+	sink.Wait(t, 1, 10*time.Second)
+	if got := alertStates(t, url)["TTFTHigh/vllm-0"]; got != "active inhibitedBy=[] silencedBy=[]" {
+		t.Errorf("status without inhibit rules: %s, want active, inhibited and silenced by nothing", got)
+	}
+
+	both := head + `  routes:
+    - matchers: [instance="vllm-2"]
+      mute_time_intervals: [always]
+inhibit_rules:
+  - source_matchers: [severity="critical"]
+    target_matchers: [severity="warning"]
+    equal: [instance]
+time_intervals:
+  - name: always
+    time_intervals:
+      - times: [{start_time: "00:00", end_time: "24:00"}]
+` + receivers
+	if err := n.ApplyConfig(mustConfig(t, both)); err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(context.Background(), []*rules.Alert{
+		firing("TargetDown", "severity", "critical", "instance", "vllm-1"),
+		firing("TTFTHigh", "severity", "warning", "instance", "vllm-1"), // inhibited
+		firing("TTFTHigh", "severity", "warning", "instance", "vllm-2"), // in a mute time
+		firing("KVCacheHigh", "severity", "warning", "instance", "vllm-3"),
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "inhibition") < 1 ||
+		metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no inhibition or mute-time suppression counted after the reload (inhibition %v, mute time %v)",
+				metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "inhibition"),
+				metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	reqs := sink.Wait(t, 3, 10*time.Second)
+	// Every group has flushed by now: the suppressed ones were counted,
+	// and the delivered ones flush at the same group_wait.
+	time.Sleep(500 * time.Millisecond)
+	var got []string
+	for _, r := range sink.Requests() {
+		got = append(got, payloadAlerts(t, r.Body)...)
+	}
+	slices.Sort(got)
+	if want := "[KVCacheHigh/firing TTFTHigh/firing TargetDown/firing]"; fmt.Sprint(got) != want || len(reqs) != 3 {
+		t.Errorf("delivered %v, want %s (TTFTHigh of vllm-0 once, before the reload)", got, want)
+	}
+	if got := alertStates(t, url)["TTFTHigh/vllm-1"]; !strings.HasPrefix(got, "suppressed inhibitedBy=[") || strings.HasPrefix(got, "suppressed inhibitedBy=[]") {
+		t.Errorf("status of the inhibited alert: %s, want suppressed and inhibited by TargetDown", got)
+	}
+}
+
+// alertStates reads GET /api/v2/alerts as "alertname/instance" to
+// "state inhibitedBy=[...] silencedBy=[...]".
+func alertStates(t *testing.T, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/v2/alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var alerts []struct {
+		Labels map[string]string `json:"labels"`
+		Status struct {
+			State       string   `json:"state"`
+			InhibitedBy []string `json:"inhibitedBy"`
+			SilencedBy  []string `json:"silencedBy"`
+		} `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&alerts); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, a := range alerts {
+		out[a.Labels["alertname"]+"/"+a.Labels["instance"]] = fmt.Sprintf("%s inhibitedBy=%v silencedBy=%v", a.Status.State, a.Status.InhibitedBy, a.Status.SilencedBy)
+	}
+	return out
 }
