@@ -41,6 +41,13 @@ type Options struct {
 	// RetryInterval is how often writing is retried after a failure (by
 	// writing a snapshot). Default 5s.
 	RetryInterval time.Duration
+	// SyncInterval is the least time from one fsync to the next. A record
+	// appended after a quiet spell is fsynced at once; under a burst the
+	// records appended meanwhile wait for the next fsync together, so
+	// there are at most 1/SyncInterval fsyncs a second. An fsync blocks
+	// writes to the file and an OS thread while it lasts, which is what
+	// the waiting saves. Default 1ms; negative: fsync as soon as asked.
+	SyncInterval time.Duration
 
 	Reporter *Reporter
 	Logger   *slog.Logger
@@ -113,6 +120,9 @@ func Open(o Options) (*Log, error) {
 	}
 	if o.RetryInterval <= 0 {
 		o.RetryInterval = 5 * time.Second
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -426,13 +436,24 @@ func (l *Log) Healthy() error {
 
 func (l *Log) syncLoop() {
 	defer l.wg.Done()
+	var last time.Time // when the last fsync ended
 	for {
 		select {
 		case <-l.done:
 			return
 		case <-l.kickSync:
 		}
+		if d := l.opts.SyncInterval - time.Since(last); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-l.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 		l.syncOnce()
+		last = time.Now()
 	}
 }
 

@@ -187,6 +187,74 @@ func TestLogGroupCommit(t *testing.T) {
 	t.Logf("%d records, %d fsyncs", st.Records, st.Fsyncs)
 }
 
+// Under a burst the fsyncs are at least SyncInterval apart, so the
+// writers waiting in between share one; every Wait still returns only
+// once its record is fsynced, and a record after a quiet spell does not
+// wait for the interval behind an fsync long past.
+func TestLogSyncInterval(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	s := newKV()
+	o := s.options(path, nil)
+	const interval = 50 * time.Millisecond
+	o.SyncInterval = interval
+	l, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	base := l.Stats().Fsyncs
+	var wg sync.WaitGroup
+	const writers, each = 16, 20
+	start := time.Now()
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				seq := s.set(l, fmt.Sprint(w, "-", i), "v")
+				if err := l.Wait(seq); err != nil {
+					t.Error(err)
+					return
+				}
+				l.mu.Lock()
+				synced := l.synced
+				l.mu.Unlock()
+				if synced < seq {
+					t.Errorf("Wait(%d) returned with %d fsynced", seq, synced)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	fsyncs := l.Stats().Fsyncs - base
+	// The first fsync comes at once, each later one at least interval
+	// after the one before.
+	if max := 1 + int64(elapsed/interval); fsyncs > max {
+		t.Errorf("%d fsyncs in %v, want at most %d with fsyncs %v apart", fsyncs, elapsed, max, interval)
+	}
+	if fsyncs >= writers*each/4 {
+		t.Errorf("%d fsyncs for %d records: the writers did not share them", fsyncs, writers*each)
+	}
+	t.Logf("%d records, %d fsyncs in %v", writers*each, fsyncs, elapsed)
+
+	// After a quiet spell of more than the interval, one record is
+	// fsynced without waiting for the next interval's turn: the Wait
+	// takes less than the interval, every time (it could only take that
+	// long if the loop waited).
+	for range 5 {
+		time.Sleep(2 * interval)
+		t0 := time.Now()
+		if err := l.Wait(s.set(l, "alone", "v")); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(t0); d >= interval {
+			t.Logf("a record after a quiet spell waited %v", d)
+		} else {
+			return
+		}
+	}
+	t.Errorf("a record after a quiet spell waited the interval (%v) five times out of five", interval)
+}
+
 func TestLogTornTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state")
