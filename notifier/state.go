@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/prometheus/alertmanager/cluster"
 
@@ -50,7 +51,9 @@ type gossipState struct {
 	fresh func(b []byte) []byte
 	// wait makes the hook return only once the change is fsynced.
 	wait bool
-	peer func([]byte) // the cluster channel's Broadcast; nil without a cluster
+	// syncInterval is the log's durable.Options.SyncInterval.
+	syncInterval time.Duration
+	peer         func([]byte) // the cluster channel's Broadcast; nil without a cluster
 
 	mu      sync.Mutex
 	lastMsg *byte // first byte of the message appended last
@@ -62,8 +65,9 @@ type gossipState struct {
 // broadcasts nothing.
 func (g *gossipState) open(n *Notifier) error {
 	d, err := n.openLog(g.name, durable.Options{
-		Load:   func(r io.Reader) error { return mergeEach(r, g.state.Merge) },
-		Replay: g.state.Merge,
+		Load:         func(r io.Reader) error { return mergeEach(r, g.state.Merge) },
+		Replay:       g.state.Merge,
+		SyncInterval: g.syncInterval,
 		Snapshot: func(w io.Writer) error {
 			_, err := g.state.Snapshot(w)
 			return err

@@ -14,7 +14,11 @@ import (
 // newNflogState keeps the notification log in <StoragePath>/nflog: its
 // snapshot in Alertmanager's format, each entry appended as Log makes it.
 func newNflogState(l *nflog.Log, logger *slog.Logger) *gossipState {
-	g := &gossipState{name: "nflog", state: l, logger: logger}
+	// A flush waits for its entry's fsync after its notification went
+	// out, with nothing left to do: in a burst the flushes that end within
+	// a millisecond share one fsync (0.35 fsyncs per notification to 0.05
+	// in BenchmarkFlush, and a quarter less time per notification).
+	g := &gossipState{name: "nflog", state: l, logger: logger, syncInterval: time.Millisecond}
 	g.fresh = func(b []byte) []byte { return freshNflog(l, b, time.Now()) }
 	return g
 }

@@ -41,12 +41,14 @@ type Options struct {
 	// RetryInterval is how often writing is retried after a failure (by
 	// writing a snapshot). Default 5s.
 	RetryInterval time.Duration
-	// SyncInterval is the least time from one fsync to the next. A record
-	// appended after a quiet spell is fsynced at once; under a burst the
-	// records appended meanwhile wait for the next fsync together, so
-	// there are at most 1/SyncInterval fsyncs a second. An fsync blocks
-	// writes to the file and an OS thread while it lasts, which is what
-	// the waiting saves. Default 1ms; negative: fsync as soon as asked.
+	// SyncInterval is the least time from one fsync to the next; 0 (the
+	// default) fsyncs as soon as a record is waited for. With it, a record
+	// after a quiet spell is still fsynced at once, but under a burst the
+	// records appended meanwhile wait for the next fsync together: at most
+	// 1/SyncInterval fsyncs a second. An fsync blocks writes to the file
+	// and an OS thread while it lasts, which the waiting saves; what it
+	// costs is that a waiter may wait the interval, so it suits a log
+	// whose waiters have nothing left to do (meant in milliseconds).
 	SyncInterval time.Duration
 
 	Reporter *Reporter
@@ -120,9 +122,6 @@ func Open(o Options) (*Log, error) {
 	}
 	if o.RetryInterval <= 0 {
 		o.RetryInterval = 5 * time.Second
-	}
-	if o.SyncInterval == 0 {
-		o.SyncInterval = time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
