@@ -21,7 +21,7 @@ go build -o "$bin/paged" ./cmd/paged
 
 declare -A cmd=(
 	[embedded]="go run ./bench/embedded -duration 3m -warmup 30s -paged $bin/paged ${PROMETHEUS3:+-prometheus3 $PROMETHEUS3}"
-	[notifier]="go run ./bench/notifier -alerts 2000 -batch 100 -rounds 9"
+	[notifier]="go run ./bench/notifier -alerts 2000 -batch 100 -rounds 20"
 	[e2e]="go test -tags e2e -count=1 -v -timeout 30m -run TestEndToEnd ./bench/e2e/ -trials 10 -rounds 3"
 	[engine]="go test ./bench/engine -run ^\$ -bench 'EngineVsPrometheus|VLLMPack|ActiveAlerts10k|NoSeriesCheck' -benchtime 1x -v -timeout 40m"
 	[durable]="PAGED_BENCH_PHASE=60s go test ./bench/engine -run ^\$ -bench DurableState10k -benchtime 1x -v -timeout 25m"
