@@ -512,8 +512,9 @@ func (n *Notifier) start(c *Config) error {
 	// Without inhibit rules there is no inhibitor: it would read every
 	// alert to find none of them inhibiting, and the pipeline and the API
 	// would ask it about every alert to hear that nothing inhibits it.
+	// With time intervals it stays, for the pipeline (see pipeline).
 	var inhib *inhibit.Inhibitor
-	if len(c.am.InhibitRules) > 0 {
+	if len(c.am.InhibitRules) > 0 || b.intervals > 0 {
 		inhib = inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
 	}
 	nfl := durableNflog{log: n.nflog, state: n.nflogSt, logger: n.logger.With("component", "nflog")}

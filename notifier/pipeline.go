@@ -20,16 +20,20 @@ import (
 //   - Without a cluster, the gossip-settle and cluster-wait stages.
 //     The wait is zero there, yet each flush would still create a timer,
 //     a context done channel and park the group's goroutine once.
-//   - Without inhibit rules, the inhibition stage. It would fingerprint
-//     every alert and record on the group's marker that nothing inhibits
-//     it, which is what the marker reports for an alert it has no entry for.
 //   - Without time intervals, the two time stages: no route can name an
 //     interval then, and each stage only finds that out.
+//   - Without inhibit rules and time intervals, the inhibition stage. It
+//     would fingerprint every alert and record on the group's marker that
+//     nothing inhibits it; the silence stage, first then, records the
+//     alert on the marker as well. With time intervals it stays even
+//     without rules: it is the stage that records an alert whose group a
+//     time interval then mutes, which the alertmanager_alerts gauge would
+//     otherwise count as unprocessed.
 //   - For a receiver with one integration, the fan-out: it starts a
 //     goroutine per integration and waits for it, so the integration's
 //     stages would run on a fresh stack that grows through the HTTP client.
 //
-// With a cluster every stage stays, as Alertmanager runs them.
+// With a cluster the gossip-settle and cluster-wait stages stay.
 type pipeline struct {
 	metrics  *notify.Metrics
 	ff       featurecontrol.Flagger
@@ -37,8 +41,8 @@ type pipeline struct {
 }
 
 // stages is the pipeline for receivers. inhibitor is nil without inhibit
-// rules, intervener nil without time intervals, and peer nil without a
-// cluster; wait is how long this peer waits its turn before sending.
+// rules and time intervals, intervener nil without time intervals, and
+// peer nil without a cluster; wait is how long this peer waits its turn before sending.
 func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() time.Duration,
 	inhibitor *inhibit.Inhibitor, silencer *silence.Silencer, intervener *timeinterval.Intervener,
 	nfl notify.NotificationLog, peer notify.Peer,

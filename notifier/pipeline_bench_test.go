@@ -55,12 +55,19 @@ receivers:
 		n.Notify(context.Background(), alerts)
 		sent += k
 	}
+	deadline := time.Now().Add(time.Minute + time.Duration(b.N)*time.Millisecond)
 	for got.Load() < int64(b.N) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d notifications arrived", got.Load(), b.N)
+		}
 		time.Sleep(time.Millisecond)
 	}
 	b.StopTimer()
 	// The last flushes log their notifications after the requests.
 	for n.nflogSt.disk.Stats().Records-before.Records < int64(b.N) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d notifications logged", n.nflogSt.disk.Stats().Records-before.Records, b.N)
+		}
 		time.Sleep(time.Millisecond)
 	}
 	b.ReportMetric(float64(n.nflogSt.disk.Stats().Fsyncs-before.Fsyncs)/float64(b.N), "fsyncs/op")

@@ -137,6 +137,14 @@ receivers:
 	url := serveAPI(t, n.Notifier)
 	n.Notify(context.Background(), []*rules.Alert{firing("TTFTHigh", "severity", "warning", "instance", "vllm-0")})
 	sink.Wait(t, 1, 10*time.Second)
+	// The flush is through the pipeline (its notification logged) only
+	// after the webhook answered; a reload before would cancel it and the
+	// next dispatcher would send it again.
+	for deadline := time.Now().Add(10 * time.Second); metricValue(reg, "paged_notifier_group_flushes_total") < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first flush did not finish")
+		}
+	}
 	if got := alertStates(t, url)["TTFTHigh/vllm-0"]; got != "active inhibitedBy=[] silencedBy=[]" {
 		t.Errorf("status without inhibit rules: %s, want active, inhibited and silenced by nothing", got)
 	}
@@ -177,15 +185,82 @@ time_intervals:
 	// and the delivered ones flush at the same group_wait.
 	time.Sleep(500 * time.Millisecond)
 	var got []string
+	var bodies []string
 	for _, r := range sink.Requests() {
 		got = append(got, payloadAlerts(t, r.Body)...)
+		bodies = append(bodies, string(r.Body))
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("bodies:\n%s", strings.Join(bodies, "\n"))
+		}
+	}()
 	slices.Sort(got)
 	if want := "[KVCacheHigh/firing TTFTHigh/firing TargetDown/firing]"; fmt.Sprint(got) != want || len(reqs) != 3 {
 		t.Errorf("delivered %v, want %s (TTFTHigh of vllm-0 once, before the reload)", got, want)
 	}
 	if got := alertStates(t, url)["TTFTHigh/vllm-1"]; !strings.HasPrefix(got, "suppressed inhibitedBy=[") || strings.HasPrefix(got, "suppressed inhibitedBy=[]") {
 		t.Errorf("status of the inhibited alert: %s, want suppressed and inhibited by TargetDown", got)
+	}
+	if !hasInhibitor(n.Notifier) {
+		t.Error("no inhibitor with inhibit rules")
+	}
+	// And back: the reload without rules or intervals drops the inhibitor.
+	if err := n.ApplyConfig(mustConfig(t, head+receivers)); err != nil {
+		t.Fatal(err)
+	}
+	if hasInhibitor(n.Notifier) {
+		t.Error("an inhibitor after a reload to a configuration without inhibit rules or time intervals")
+	}
+}
+
+func hasInhibitor(n *Notifier) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.inhib != nil
+}
+
+// With time intervals and no inhibit rules, an alert whose group a mute
+// time suppresses is still recorded on its group's marker, as
+// Alertmanager's inhibition stage records it: the alertmanager_alerts
+// gauge counts it active, not unprocessed.
+func TestTimeMutedAlertCountedActive(t *testing.T) {
+	sink := notifiertest.NewSink(t)
+	conf := fmt.Sprintf(`
+route:
+  receiver: hook
+  group_by: [alertname]
+  group_wait: 20ms
+  group_interval: 1s
+  repeat_interval: 1h
+  routes:
+    - matchers: [severity="warning"]
+      mute_time_intervals: [always]
+time_intervals:
+  - name: always
+    time_intervals:
+      - times: [{start_time: "00:00", end_time: "24:00"}]
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s/hook
+`, sink.URL())
+	reg := prometheus.NewRegistry()
+	n := start(t, conf, Options{Registerer: reg})
+	n.Notify(context.Background(), []*rules.Alert{firing("TTFTHigh", "severity", "warning", "instance", "vllm-0")})
+	deadline := time.Now().Add(10 * time.Second)
+	for metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the mute time suppressed nothing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	active, unprocessed := metricValue(reg, "alertmanager_alerts", "state", "active"), metricValue(reg, "alertmanager_alerts", "state", "unprocessed")
+	if active != 1 || unprocessed != 0 {
+		t.Errorf("alertmanager_alerts: active %v, unprocessed %v; want the muted alert counted active, as Alertmanager counts it", active, unprocessed)
+	}
+	if got := len(sink.Requests()); got != 0 {
+		t.Errorf("%d notifications in a mute time", got)
 	}
 }
 

@@ -41,8 +41,9 @@ type Options struct {
 	// RetryInterval is how often writing is retried after a failure (by
 	// writing a snapshot). Default 5s.
 	RetryInterval time.Duration
-	// SyncInterval is the least time from one fsync to the next; 0 (the
-	// default) fsyncs as soon as a record is waited for. With it, a record
+	// SyncInterval is the least time from the end of one fsync to the
+	// start of the next; 0 (the default) fsyncs as soon as a record is
+	// waited for. With it, a record
 	// after a quiet spell is still fsynced at once, but under a burst the
 	// records appended meanwhile wait for the next fsync together: at most
 	// 1/SyncInterval fsyncs a second. An fsync blocks writes to the file
