@@ -424,7 +424,6 @@ type built struct {
 	routes     *dispatch.Route
 	receivers  map[string][]notify.Integration
 	intervener *timeinterval.Intervener
-	intervals  int // named time intervals in the configuration
 	tmpl       *template.Template
 	fwd        *forwarders
 }
@@ -460,7 +459,6 @@ func (n *Notifier) build(c *Config) (*built, error) {
 		intervals[ti.Name] = ti.TimeIntervals
 	}
 	b.intervener = timeinterval.NewIntervener(intervals)
-	b.intervals = len(intervals)
 	if len(c.Alertmanagers) > 0 {
 		b.fwd, err = newForwarders(c.Alertmanagers, n.opts.ForwardQueueCapacity, n.opts.Transport, n.logger.With("component", "forwarder"), n.metrics)
 		if err != nil {
@@ -513,16 +511,17 @@ func (n *Notifier) start(c *Config) error {
 	// alert to find none of them inhibiting, and the pipeline and the API
 	// would ask it about every alert to hear that nothing inhibits it.
 	// With time intervals it stays, for the pipeline (see pipeline).
+	timed := len(c.am.TimeIntervals)+len(c.am.MuteTimeIntervals) > 0
 	var inhib *inhibit.Inhibitor
-	if len(c.am.InhibitRules) > 0 || b.intervals > 0 {
+	if len(c.am.InhibitRules) > 0 || timed {
 		inhib = inhibit.NewInhibitor(n.alerts, c.am.InhibitRules, n.logger, eventrecorder.Recorder{})
 	}
 	nfl := durableNflog{log: n.nflog, state: n.nflogSt, logger: n.logger.With("component", "nflog")}
-	var timed *timeinterval.Intervener
-	if b.intervals > 0 {
-		timed = b.intervener
+	var intervener *timeinterval.Intervener
+	if timed {
+		intervener = b.intervener
 	}
-	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, timed, nfl, n.notifyPeer())
+	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, intervener, nfl, n.notifyPeer())
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }

@@ -140,11 +140,7 @@ receivers:
 	// The flush is through the pipeline (its notification logged) only
 	// after the webhook answered; a reload before would cancel it and the
 	// next dispatcher would send it again.
-	for deadline := time.Now().Add(10 * time.Second); metricValue(reg, "paged_notifier_group_flushes_total") < 1; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first flush did not finish")
-		}
-	}
+	waitUntil(t, "the first flush finished", func() bool { return metricValue(reg, "paged_notifier_group_flushes_total") >= 1 })
 	if got := alertStates(t, url)["TTFTHigh/vllm-0"]; got != "active inhibitedBy=[] silencedBy=[]" {
 		t.Errorf("status without inhibit rules: %s, want active, inhibited and silenced by nothing", got)
 	}
@@ -170,16 +166,10 @@ time_intervals:
 		firing("TTFTHigh", "severity", "warning", "instance", "vllm-2"), // in a mute time
 		firing("KVCacheHigh", "severity", "warning", "instance", "vllm-3"),
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "inhibition") < 1 ||
-		metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") < 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no inhibition or mute-time suppression counted after the reload (inhibition %v, mute time %v)",
-				metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "inhibition"),
-				metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, "an inhibition and a mute time are counted after the reload", func() bool {
+		return metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "inhibition") >= 1 &&
+			metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") >= 1
+	})
 	reqs := sink.Wait(t, 3, 10*time.Second)
 	// Every group has flushed by now: the suppressed ones were counted,
 	// and the delivered ones flush at the same group_wait.
@@ -248,13 +238,9 @@ receivers:
 	reg := prometheus.NewRegistry()
 	n := start(t, conf, Options{Registerer: reg})
 	n.Notify(context.Background(), []*rules.Alert{firing("TTFTHigh", "severity", "warning", "instance", "vllm-0")})
-	deadline := time.Now().Add(10 * time.Second)
-	for metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the mute time suppressed nothing")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "the mute time suppressed the alert", func() bool {
+		return metricValue(reg, "alertmanager_notifications_suppressed_total", "reason", "mute_time_interval") >= 1
+	})
 	active, unprocessed := metricValue(reg, "alertmanager_alerts", "state", "active"), metricValue(reg, "alertmanager_alerts", "state", "unprocessed")
 	if active != 1 || unprocessed != 0 {
 		t.Errorf("alertmanager_alerts: active %v, unprocessed %v; want the muted alert counted active, as Alertmanager counts it", active, unprocessed)
