@@ -100,14 +100,20 @@ func (i *instrumented) Notify(ctx context.Context, alerts ...*alert.Alert) notif
 	return v
 }
 
-// countFlushes counts every pass of an alert group through the pipeline.
+// countFlushes runs the pipeline on pool's goroutines and counts every
+// pass of an alert group through it.
 type countFlushes struct {
 	next notify.Stage
 	m    *metrics
+	pool *stackPool
 }
 
 func (c countFlushes) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
-	ctx, out, err := c.next.Exec(ctx, l, alerts...)
+	var (
+		out []*alert.Alert
+		err error
+	)
+	c.pool.run(func() { ctx, out, err = c.next.Exec(ctx, l, alerts...) })
 	if r, ok := notify.ReceiverName(ctx); ok {
 		c.m.flushes.WithLabelValues(r).Inc()
 	}

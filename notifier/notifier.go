@@ -107,6 +107,7 @@ type Notifier struct {
 	logs     []stateLog    // the state files open, closed when Run returns
 	api      *apiv2.API
 	pipeline pipeline
+	flushers *stackPool // the goroutines the pipeline runs on (see stackPool)
 	dmetrics *dispatch.DispatcherMetrics
 	stale    *staleSet
 	peer     *cluster.Peer // nil without Options.Cluster
@@ -178,7 +179,8 @@ func New(opts Options) (*Notifier, error) {
 		}
 	}
 
-	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet(), reporter: opts.Reporter}
+	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet(), reporter: opts.Reporter,
+		flushers: newStackPool(30*time.Second, 4096)}
 	if n.reporter == nil {
 		n.reporter = durable.NewReporter(opts.StoragePath, n.logger, nil)
 	}
@@ -378,6 +380,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	n.stopLocked()
 	n.running = false
 	n.mu.Unlock()
+	n.flushers.close()
 	close(stopc)
 	wg.Wait()
 	if n.peer != nil {
@@ -525,7 +528,7 @@ func (n *Notifier) start(c *Config) error {
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }
-	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics}, b.intervener, timeout, 30*time.Second, nil,
+	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics, pool: n.flushers}, b.intervener, timeout, 30*time.Second, nil,
 		n.logger, eventrecorder.Recorder{}, n.dmetrics, b.tmpl)
 
 	if inhib != nil {

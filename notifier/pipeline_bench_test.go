@@ -71,4 +71,6 @@ receivers:
 		time.Sleep(time.Millisecond)
 	}
 	b.ReportMetric(float64(n.nflogSt.disk.Stats().Fsyncs-before.Fsyncs)/float64(b.N), "fsyncs/op")
+	started, _ := n.flushers.size()
+	b.ReportMetric(float64(started)/float64(b.N), "goroutines/op")
 }
