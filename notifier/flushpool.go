@@ -1,6 +1,7 @@
 package notifier
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -38,11 +39,15 @@ type stackPool struct {
 	waiting []*poolWorker // most recently idle last
 	closed  bool
 	started int // goroutines started, for tests
+
+	handedOver func() // tests: runs between a run's hand-over and its wait
 }
 
 type poolWorker struct {
 	work chan func() // buffered, 1
-	done chan struct{}
+	// done is unbuffered: the goroutine waits for its caller to take the
+	// word before it parks, so a word is never left for the next caller.
+	done chan bool // whether the function returned (not runtime.Goexit)
 }
 
 func newStackPool(idle time.Duration, maxIdle int) *stackPool {
@@ -65,13 +70,19 @@ func (p *stackPool) run(f func()) {
 		p.waiting[n-1] = nil
 		p.waiting = p.waiting[:n-1]
 	} else {
-		w = &poolWorker{work: make(chan func(), 1), done: make(chan struct{}, 1)}
+		w = &poolWorker{work: make(chan func(), 1), done: make(chan bool)}
 		p.started++
 		go p.serve(w)
 	}
 	p.mu.Unlock()
 	w.work <- f
-	<-w.done
+	if p.handedOver != nil {
+		p.handedOver()
+	}
+	if !<-w.done {
+		// f called runtime.Goexit, which would have ended the caller.
+		runtime.Goexit()
+	}
 }
 
 // serve puts poolFrame bytes on the goroutine's stack before it takes
@@ -91,8 +102,8 @@ func (p *stackPool) loop(w *poolWorker) {
 	timer := time.NewTimer(p.idle)
 	defer timer.Stop()
 	for {
-		f()
-		w.done <- struct{}{}
+		call(w, f)
+		f = nil
 		if !p.park(w) {
 			return
 		}
@@ -112,6 +123,16 @@ func (p *stackPool) loop(w *poolWorker) {
 			return
 		}
 	}
+}
+
+// call runs f and tells its caller, also when f panics (the panic goes
+// on and ends the process) or calls runtime.Goexit (which the caller then
+// calls too, and this goroutine ends).
+func call(w *poolWorker, f func()) {
+	returned := false
+	defer func() { w.done <- returned }()
+	f()
+	returned = true
 }
 
 // park puts w on the waiting list; false when the pool is closed or has

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	httppprof "net/http/pprof"
@@ -84,6 +85,7 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
+		log.Printf("sink: %s: reading a body: %v", r.URL.Path, err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -93,6 +95,7 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is a payload the benchmark did not expect.
 	ids := alertIDs(body)
 	if len(ids) == 0 {
+		log.Printf("sink: %s: no alert ids in a body of %d bytes", r.URL.Path, len(body))
 		http.Error(w, "no alert ids in the body", http.StatusBadRequest)
 		return
 	}
@@ -596,7 +599,10 @@ func servePaged(addr, confFile string, gogc int, noStorage bool) {
 	if noStorage {
 		storage = ""
 	}
-	n, err := notifier.New(notifier.Options{Config: conf, StoragePath: storage})
+	// Warnings and errors (a failed delivery) go to the benchmark's
+	// stderr: a round with one would not measure what it says.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	n, err := notifier.New(notifier.Options{Config: conf, StoragePath: storage, Logger: logger})
 	if err != nil {
 		log.Fatal(err)
 	}
