@@ -251,7 +251,7 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return fail(fmt.Errorf("api: %w", err))
 	}
-	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec}
+	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec, pool: n.flushers}
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
 	n.conf = opts.Config
 	// Forwarding queues exist before Run, so alerts notified early are

@@ -1,8 +1,13 @@
 package notifier
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/featurecontrol"
 	"github.com/prometheus/alertmanager/inhibit"
@@ -38,6 +43,7 @@ type pipeline struct {
 	metrics  *notify.Metrics
 	ff       featurecontrol.Flagger
 	recorder eventrecorder.Recorder
+	pool     *stackPool // runs a receiver's integrations at once; nil: Alertmanager's FanoutStage
 }
 
 // stages is the pipeline for receivers. inhibitor is nil without inhibit
@@ -94,7 +100,32 @@ func (p pipeline) receiverStage(name string, integrations []notify.Integration, 
 	if len(fs) == 1 {
 		return fs[0]
 	}
-	return fs
+	if p.pool == nil {
+		return fs
+	}
+	return fanout{stages: fs, pool: p.pool}
+}
+
+// fanout runs the stages of every integration of a receiver at once and
+// waits for all of them, as Alertmanager's FanoutStage does, but on the
+// pool's goroutines: a goroutine started per integration and flush would
+// grow its stack in every flush (see stackPool). The errors are joined in
+// the integrations' order.
+type fanout struct {
+	stages []notify.Stage
+	pool   *stackPool
+}
+
+func (f fanout) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
+	errs := make([]error, len(f.stages))
+	var wg sync.WaitGroup
+	for i, s := range f.stages {
+		// The goroutine that waits stays shallow; the stages run on a
+		// pooled one.
+		wg.Go(func() { f.pool.run(func() { _, _, errs[i] = s.Exec(ctx, l, alerts...) }) })
+	}
+	wg.Wait()
+	return ctx, alerts, errors.Join(errs...)
 }
 
 func (p pipeline) multi(st []notify.Stage) notify.Stage {

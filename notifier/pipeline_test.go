@@ -3,11 +3,16 @@ package notifier
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/alertmanager/alert"
@@ -47,6 +52,11 @@ func stageKinds(s notify.Stage) []string {
 		for _, st := range s {
 			out = append(out, fmt.Sprint(stageKinds(st)))
 		}
+	case fanout:
+		out = append(out, "fanout")
+		for _, st := range s.stages {
+			out = append(out, fmt.Sprint(stageKinds(st)))
+		}
 	default:
 		out = append(out, fmt.Sprintf("%T", s))
 	}
@@ -57,10 +67,12 @@ func stageKinds(s notify.Stage) []string {
 // without inhibit rules the inhibition stage, and without time intervals
 // the time stages;
 // with one, it passes every stage Alertmanager runs. A receiver with one
-// integration runs it on the group's goroutine, one with two fans out.
+// integration runs its stages in line, one with two fans out.
 func TestPipelineStages(t *testing.T) {
 	ff, _ := featurecontrol.NewFlags(nil, "")
-	p := pipeline{metrics: notify.NewMetrics(prometheus.NewRegistry(), ff), ff: ff, recorder: eventrecorder.Recorder{}}
+	pool := newStackPool(time.Minute, 4)
+	defer pool.close()
+	p := pipeline{metrics: notify.NewMetrics(prometheus.NewRegistry(), ff), ff: ff, recorder: eventrecorder.Recorder{}, pool: pool}
 	integration := func(name, recv string, i int) notify.Integration {
 		return notify.NewIntegration(nopNotifier{}, nopNotifier{}, name, i, recv)
 	}
@@ -111,6 +123,41 @@ func TestPipelineStages(t *testing.T) {
 	if got, want := fmt.Sprint(stageKinds(clustered["two"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, []string{"fanout", fmt.Sprint(waitDeliver), fmt.Sprint(waitDeliver)})); got != want {
 		t.Errorf("two integrations, clustered:\n got %s\nwant %s", got, want)
 	}
+}
+
+// A receiver's integrations run at once, on the pool, and the flush
+// fails with each failing integration's error, in their order.
+func TestFanout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pool := newStackPool(time.Minute, 16)
+		defer pool.close()
+		var started sync.WaitGroup
+		started.Add(3)
+		var ran atomic.Int32
+		stage := func(err error) notify.Stage {
+			return notify.StageFunc(func(ctx context.Context, _ *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
+				started.Done()
+				started.Wait() // every integration is under way before any ends
+				ran.Add(1)
+				return ctx, alerts, err
+			})
+		}
+		f := fanout{stages: []notify.Stage{stage(nil), stage(errors.New("slack: 500")), stage(errors.New("webhook: refused"))}, pool: pool}
+		in := []*alert.Alert{{}}
+		_, out, err := f.Exec(context.Background(), slog.New(slog.DiscardHandler), in...)
+		if ran.Load() != 3 || len(out) != 1 || out[0] != in[0] {
+			t.Fatalf("ran %d integrations, passed on %d alerts; want 3 and the one given", ran.Load(), len(out))
+		}
+		if err == nil || err.Error() != "slack: 500\nwebhook: refused" {
+			t.Fatalf("error %q, want both failures in order", err)
+		}
+		ok := notify.StageFunc(func(ctx context.Context, _ *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
+			return ctx, alerts, nil
+		})
+		if _, _, err := (fanout{stages: []notify.Stage{ok, ok}, pool: pool}).Exec(context.Background(), slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatalf("two integrations that succeeded: error %v", err)
+		}
+	})
 }
 
 // The stages a configuration leaves out come back when a reload adds
