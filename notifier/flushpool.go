@@ -55,8 +55,8 @@ func newStackPool(idle time.Duration, maxIdle int) *stackPool {
 }
 
 // run calls f on one of the pool's goroutines and returns when f has
-// returned; after close it calls f itself. A panic in f is not recovered:
-// it ends the process, as it would on the caller's goroutine.
+// returned; after close it calls f itself. A panic in f ends the process,
+// as it would on the caller's goroutine, and run does not return.
 func (p *stackPool) run(f func()) {
 	p.mu.Lock()
 	if p.closed {
@@ -125,12 +125,21 @@ func (p *stackPool) loop(w *poolWorker) {
 	}
 }
 
-// call runs f and tells its caller, also when f panics (the panic goes
-// on and ends the process) or calls runtime.Goexit (which the caller then
-// calls too, and this goroutine ends).
+// call runs f and tells its caller whether it returned or called
+// runtime.Goexit (which the caller then calls too, and this goroutine
+// ends). When f panics the caller is not told: the panic goes on and ends
+// the process, and a caller told would go on meanwhile.
 func call(w *poolWorker, f func()) {
 	returned := false
-	defer func() { w.done <- returned }()
+	defer func() {
+		if !returned {
+			// Since Go 1.21 every panic recovers non-nil, panic(nil) too.
+			if x := recover(); x != nil {
+				panic(x)
+			}
+		}
+		w.done <- returned
+	}()
 	f()
 	returned = true
 }

@@ -1,7 +1,12 @@
 package notifier
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -157,10 +162,12 @@ func TestStackPoolRunWaitsForItsOwn(t *testing.T) {
 }
 
 // TestStackPoolRunMany: many callers at once, each reading what its own
-// function wrote (run under -race, a caller returning early is a race).
+// function wrote: a caller that returned early reads a value not yet
+// written (and under -race, a race).
 func TestStackPoolRunMany(t *testing.T) {
 	p := newStackPool(time.Minute, 8)
 	defer p.close()
+	p.handedOver = runtime.Gosched // widen the gap between hand-over and wait
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
@@ -206,6 +213,34 @@ func TestStackPoolGoexit(t *testing.T) {
 			t.Fatal("the pool did not run a function after one called runtime.Goexit")
 		}
 	})
+}
+
+// TestStackPoolPanic: a panic in a pooled function ends the process with
+// that panic, and its caller does not go on meanwhile.
+func TestStackPoolPanic(t *testing.T) {
+	if os.Getenv("PAGED_POOL_PANIC") == "1" {
+		p := newStackPool(time.Minute, 4)
+		go func() {
+			// Runs if the caller returns or ends (runtime.Goexit).
+			defer fmt.Println("caller went on")
+			p.run(func() { panic("stage exploded") })
+		}()
+		time.Sleep(5 * time.Second)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStackPoolPanic$")
+	cmd.Env = append(os.Environ(), "PAGED_POOL_PANIC=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("the process ended with %v, want exit status 2 (a panic); output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "panic: stage exploded") {
+		t.Errorf("the panic is not in the output:\n%s", out)
+	}
+	if strings.Contains(string(out), "caller went on") {
+		t.Errorf("the caller went on after its function panicked:\n%s", out)
+	}
 }
 
 // deep uses about n KiB of stack.

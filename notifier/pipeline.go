@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -100,8 +101,8 @@ func (p pipeline) receiverStage(name string, integrations []notify.Integration, 
 	if len(fs) == 1 {
 		return fs[0]
 	}
-	if p.pool == nil {
-		return fs
+	if len(fs) == 0 || p.pool == nil {
+		return fs // a receiver without integrations: nothing to run
 	}
 	return fanout{stages: fs, pool: p.pool}
 }
@@ -109,8 +110,9 @@ func (p pipeline) receiverStage(name string, integrations []notify.Integration, 
 // fanout runs the stages of every integration of a receiver at once and
 // waits for all of them, as Alertmanager's FanoutStage does, but on the
 // pool's goroutines: a goroutine started per integration and flush would
-// grow its stack in every flush (see stackPool). The errors are joined in
-// the integrations' order.
+// grow its stack in every flush (see stackPool). The last integration runs
+// on the flush's own goroutine, a pooled one already. The errors are
+// joined in the integrations' order.
 type fanout struct {
 	stages []notify.Stage
 	pool   *stackPool
@@ -118,12 +120,19 @@ type fanout struct {
 
 func (f fanout) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
 	errs := make([]error, len(f.stages))
+	exec := func(i int) {
+		// Stays if the stages end their goroutine without returning.
+		errs[i] = fmt.Errorf("integration %d: its stages ended without returning", i)
+		_, _, errs[i] = f.stages[i].Exec(ctx, l, alerts...)
+	}
+	last := len(f.stages) - 1
 	var wg sync.WaitGroup
-	for i, s := range f.stages {
+	for i := range last {
 		// The goroutine that waits stays shallow; the stages run on a
 		// pooled one.
-		wg.Go(func() { f.pool.run(func() { _, _, errs[i] = s.Exec(ctx, l, alerts...) }) })
+		wg.Go(func() { f.pool.run(func() { exec(i) }) })
 	}
+	exec(last)
 	wg.Wait()
 	return ctx, alerts, errors.Join(errs...)
 }

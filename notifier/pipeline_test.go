@@ -53,7 +53,7 @@ func stageKinds(s notify.Stage) []string {
 			out = append(out, fmt.Sprint(stageKinds(st)))
 		}
 	case fanout:
-		out = append(out, "fanout")
+		out = append(out, "fanout(pool)")
 		for _, st := range s.stages {
 			out = append(out, fmt.Sprint(stageKinds(st)))
 		}
@@ -77,8 +77,9 @@ func TestPipelineStages(t *testing.T) {
 		return notify.NewIntegration(nopNotifier{}, nopNotifier{}, name, i, recv)
 	}
 	receivers := map[string][]notify.Integration{
-		"one": {integration("webhook", "one", 0)},
-		"two": {integration("webhook", "two", 0), integration("slack", "two", 0)},
+		"one":  {integration("webhook", "one", 0)},
+		"two":  {integration("webhook", "two", 0), integration("slack", "two", 0)},
+		"none": {},
 	}
 	wait := func() time.Duration { return 0 }
 	inhibitor, intervener := new(inhibit.Inhibitor), timeinterval.NewIntervener(nil)
@@ -111,8 +112,12 @@ func TestPipelineStages(t *testing.T) {
 	if got, want := fmt.Sprint(stageKinds(alone["one"])), fmt.Sprint(cat(mute, deliver)); got != want {
 		t.Errorf("one integration, no cluster:\n got %s\nwant %s", got, want)
 	}
-	if got, want := fmt.Sprint(stageKinds(alone["two"])), fmt.Sprint(cat(mute, []string{"fanout", fmt.Sprint(deliver), fmt.Sprint(deliver)})); got != want {
+	if got, want := fmt.Sprint(stageKinds(alone["two"])), fmt.Sprint(cat(mute, []string{"fanout(pool)", fmt.Sprint(deliver), fmt.Sprint(deliver)})); got != want {
 		t.Errorf("two integrations, no cluster:\n got %s\nwant %s", got, want)
+	}
+
+	if got, want := fmt.Sprint(stageKinds(alone["none"])), fmt.Sprint(cat(mute, []string{"fanout"})); got != want {
+		t.Errorf("no integrations:\n got %s\nwant %s", got, want)
 	}
 
 	clustered := p.stages(receivers, wait, inhibitor, nil, intervener, nil, readyPeer{})
@@ -120,10 +125,12 @@ func TestPipelineStages(t *testing.T) {
 	if got, want := fmt.Sprint(stageKinds(clustered["one"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, waitDeliver)); got != want {
 		t.Errorf("one integration, clustered:\n got %s\nwant %s", got, want)
 	}
-	if got, want := fmt.Sprint(stageKinds(clustered["two"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, []string{"fanout", fmt.Sprint(waitDeliver), fmt.Sprint(waitDeliver)})); got != want {
+	if got, want := fmt.Sprint(stageKinds(clustered["two"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, []string{"fanout(pool)", fmt.Sprint(waitDeliver), fmt.Sprint(waitDeliver)})); got != want {
 		t.Errorf("two integrations, clustered:\n got %s\nwant %s", got, want)
 	}
 }
+
+type fanoutKey struct{}
 
 // A receiver's integrations run at once, on the pool, and the flush
 // fails with each failing integration's error, in their order.
@@ -138,15 +145,23 @@ func TestFanout(t *testing.T) {
 			return notify.StageFunc(func(ctx context.Context, _ *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
 				started.Done()
 				started.Wait() // every integration is under way before any ends
+				if ctx.Value(fanoutKey{}) != "flush" {
+					t.Error("an integration's stages did not get the flush's context")
+				}
 				ran.Add(1)
 				return ctx, alerts, err
 			})
 		}
 		f := fanout{stages: []notify.Stage{stage(nil), stage(errors.New("slack: 500")), stage(errors.New("webhook: refused"))}, pool: pool}
 		in := []*alert.Alert{{}}
-		_, out, err := f.Exec(context.Background(), slog.New(slog.DiscardHandler), in...)
-		if ran.Load() != 3 || len(out) != 1 || out[0] != in[0] {
-			t.Fatalf("ran %d integrations, passed on %d alerts; want 3 and the one given", ran.Load(), len(out))
+		ctx := context.WithValue(context.Background(), fanoutKey{}, "flush")
+		outCtx, out, err := f.Exec(ctx, slog.New(slog.DiscardHandler), in...)
+		if ran.Load() != 3 || len(out) != 1 || out[0] != in[0] || outCtx != ctx {
+			t.Fatalf("ran %d integrations, passed on %d alerts and the same context %v; want 3, the one given, true", ran.Load(), len(out), outCtx == ctx)
+		}
+		// Two on the pool, the last on the flush's own goroutine.
+		if started, _ := pool.size(); started != 2 {
+			t.Fatalf("the pool started %d goroutines for three integrations, want 2", started)
 		}
 		if err == nil || err.Error() != "slack: 500\nwebhook: refused" {
 			t.Fatalf("error %q, want both failures in order", err)
