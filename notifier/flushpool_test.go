@@ -36,23 +36,31 @@ func TestStackPoolRun(t *testing.T) {
 	})
 }
 
+// burst makes n calls at once, each blocked until all n are, calls
+// blocked, then lets them all return. It runs in a synctest bubble.
+func burst(p *stackPool, n int, blocked func()) {
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { p.run(func() { <-release }) })
+	}
+	synctest.Wait()
+	blocked()
+	close(release)
+	wg.Wait()
+}
+
 // TestStackPoolConcurrent: calls in flight at once each get a goroutine
 // (none waits for another's function), and at most maxIdle stay.
 func TestStackPoolConcurrent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newStackPool(time.Minute, 8)
 		defer p.close()
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 20 {
-			wg.Go(func() { p.run(func() { <-release }) })
-		}
-		synctest.Wait()
-		if started, _ := p.size(); started != 20 {
-			t.Fatalf("20 calls blocked at once: %d goroutines started, want 20", started)
-		}
-		close(release)
-		wg.Wait()
+		burst(p, 20, func() {
+			if started, _ := p.size(); started != 20 {
+				t.Errorf("20 calls blocked at once: %d goroutines started, want 20", started)
+			}
+		})
 		synctest.Wait()
 		if _, waiting := p.size(); waiting != 8 {
 			t.Fatalf("%d goroutines waiting after the burst, want maxIdle 8", waiting)
@@ -69,14 +77,7 @@ func TestStackPoolShrinksAfterBurst(t *testing.T) {
 		const idle = 200 * time.Millisecond
 		p := newStackPool(idle, 100)
 		defer p.close()
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 50 {
-			wg.Go(func() { p.run(func() { <-release }) })
-		}
-		synctest.Wait()
-		close(release)
-		wg.Wait()
+		burst(p, 50, func() {})
 		// One call every 2 ms: 50 goroutines taking turns would each
 		// run every 100 ms, inside idle.
 		for range 500 {
@@ -99,14 +100,7 @@ func TestStackPoolShrinksAfterBurst(t *testing.T) {
 func TestStackPoolClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newStackPool(time.Hour, 16)
-		var wg sync.WaitGroup
-		release := make(chan struct{})
-		for range 4 {
-			wg.Go(func() { p.run(func() { <-release }) })
-		}
-		synctest.Wait()
-		close(release)
-		wg.Wait()
+		burst(p, 4, func() {})
 		p.close()
 		ran := false
 		p.run(func() { ran = true })

@@ -3,7 +3,6 @@ package notifier
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -118,11 +117,12 @@ type fanout struct {
 	pool   *stackPool
 }
 
+var errStagesEnded = errors.New("an integration's stages ended without returning")
+
 func (f fanout) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
 	errs := make([]error, len(f.stages))
 	exec := func(i int) {
-		// Stays if the stages end their goroutine without returning.
-		errs[i] = fmt.Errorf("integration %d: its stages ended without returning", i)
+		errs[i] = errStagesEnded // stays if the stages end their goroutine
 		_, _, errs[i] = f.stages[i].Exec(ctx, l, alerts...)
 	}
 	last := len(f.stages) - 1
