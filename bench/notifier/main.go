@@ -258,15 +258,7 @@ func stream(name string, n int) []alertJSON {
 // run sends the stream in batches with send and measures what s receives.
 func run(name string, s *sink, path string, pid int, alerts []alertJSON, batch int, send func([]alertJSON) error) result {
 	done := s.expect(path, len(alerts))
-	cpu0, self0 := procCPU(pid), procCPU(os.Getpid())
-	// A turn whose process maps in fresh memory (its heap and stacks
-	// reaching a new high) pays for it in system time: the per-round
-	// spread of CPU per notification follows these two figures.
-	st0 := procStat(pid)
-	defer func() {
-		st := procStat(pid)
-		log.Printf("%s: %d minor page faults, %v user and %v system CPU", name, st.minorFaults-st0.minorFaults, st.user-st0.user, st.sys-st0.sys)
-	}()
+	st0, self0 := procStat(pid), procCPU(os.Getpid())
 	conns0 := newConns.Load()
 	defer func() { log.Printf("%s: %d new connections to the sink", name, newConns.Load()-conns0) }()
 	sent := make(map[string]time.Time, len(alerts))
@@ -293,7 +285,12 @@ func run(name string, s *sink, path string, pid int, alerts []alertJSON, batch i
 	case <-time.After(5 * time.Minute):
 		log.Fatalf("%s: not all notifications arrived", name)
 	}
-	cpu, self := procCPU(pid)-cpu0, procCPU(os.Getpid())-self0
+	st, self := procStat(pid), procCPU(os.Getpid())-self0
+	cpu := st.user + st.sys - st0.user - st0.sys
+	// A turn whose process maps in fresh memory (its heap and stacks
+	// reaching a new high) pays for it in system time: the per-round
+	// spread of CPU per notification follows these two figures.
+	log.Printf("%s: %d minor page faults, %v user and %v system CPU", name, st.minorFaults-st0.minorFaults, st.user-st0.user, st.sys-st0.sys)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var lat []time.Duration
