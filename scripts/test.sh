@@ -2,7 +2,7 @@
 # The test command of the README: installs what the tests need when it is
 # missing (Debian's prometheus and promtool, prometheus-alertmanager and
 # amtool, chromium for the backtest report, victoria-metrics for vmalert),
-# helm (from its Go module) and Prometheus 3's promtool (scripts/promtool3.sh),
+# helm and Prometheus 3's promtool (go.mod's tool lines, scripts/tools.sh),
 # points the tests at the shared corpus, runs every Go test, then the
 # reliability suite's short form and a short fuzzing pass.
 set -euo pipefail
@@ -23,16 +23,22 @@ if [ "${#need[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# Helm for the chart's lint and render test (no Debian package): built
-# from its Go module, once.
-if ! command -v helm >/dev/null 2>&1; then
-	echo "installing helm from its Go module"
-	go install helm.sh/helm/v3/cmd/helm@v3.22.0
-	export PATH="$(go env GOPATH)/bin:$PATH"
+go vet ./...
+
+# Helm (the chart's lint and render test) and Prometheus 3's promtool (the
+# judge of the scrape configs whose discovery Debian's promtool 2.42 is
+# built without: kubernetes, consul) have no usable Debian package: they
+# are tools of paged's module, built after vet so that they reuse the
+# Kubernetes and discovery packages it compiled.
+want=()
+command -v helm >/dev/null 2>&1 || want+=(helm)
+[ -n "${PAGED_PROMTOOL3:-}" ] || want+=(promtool)
+if [ "${#want[@]}" -gt 0 ]; then
+	echo "building ${want[*]} from go.mod's tool lines"
+	tools="$(scripts/tools.sh "${want[@]}")"
+	export PATH="$tools:$PATH"
+	export PAGED_PROMTOOL3="${PAGED_PROMTOOL3:-$tools/promtool3}"
 fi
-# Prometheus 3's promtool, the judge of the scrape configs whose discovery
-# Debian's promtool 2.42 is built without (kubernetes, consul).
-export PAGED_PROMTOOL3="${PAGED_PROMTOOL3:-$(scripts/promtool3.sh)}"
 
 export PAGED_SHARED="${PAGED_SHARED:-$here/../shared}"
 if [ ! -d "$PAGED_SHARED" ]; then
@@ -40,7 +46,6 @@ if [ ! -d "$PAGED_SHARED" ]; then
 	exit 2
 fi
 
-go vet ./...
 go test -count=1 "$@" ./...
 # The packages whose state is shared between goroutines (evaluation and the
 # HTTP API, the notification pipeline, gossip) once more under the race
