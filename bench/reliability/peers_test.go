@@ -404,9 +404,7 @@ receivers:
 		am.start()
 		started := time.Now()
 		prom := startPrometheus(t, prometheusConfigEvery(x, loadInterval, alerting(loadRuleFile(t), am.addr)))
-		if !waitFor(t, 2*time.Minute, "10,000 alerts active in Alertmanager", func() bool {
-			return am.metric(`alertmanager_alerts{state="active"}`) >= loadRules*loadPerRule
-		}) {
+		if !peerReachesLoad(t, scenario, sys, am) {
 			return
 		}
 		firingAfter := time.Since(started)
@@ -430,9 +428,7 @@ receivers:
 		prom := startPrometheus(t, prometheusConfigEvery(x, loadInterval, ""))
 		started := time.Now()
 		vm := startVMAlert(t, loadRuleFile(t), prom.URL(), loadInterval, []string{am.url()})
-		if !waitFor(t, 2*time.Minute, "10,000 alerts active in Alertmanager", func() bool {
-			return am.metric(`alertmanager_alerts{state="active"}`) >= loadRules*loadPerRule
-		}) {
+		if !peerReachesLoad(t, scenario, sys, am) {
 			return
 		}
 		firingAfter := time.Since(started)
@@ -446,4 +442,23 @@ receivers:
 		reportUsage(t, scenario, sys+": its datasource (Prometheus)", rd)
 		reportFlat(t, scenario, sys+": Alertmanager", ra, false)
 	})
+}
+
+// peerReachesLoad waits up to two minutes for the load's 10,000 alerts to
+// be active in a peer's Alertmanager. A peer that falls short (vmalert's
+// 2,000-rule group takes longer than its interval on two loaded cores) is
+// a figure of the peer, reported with how far it got, not a failure of
+// the suite: only paged's own scenarios pass or fail on their results.
+func peerReachesLoad(t *testing.T, scenario, sys string, am *alertmanager) bool {
+	t.Helper()
+	const d = 2 * time.Minute
+	want := float64(loadRules * loadPerRule)
+	var got float64
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = am.metric(`alertmanager_alerts{state="active"}`); got >= want {
+			return true
+		}
+	}
+	report(t, scenario, sys, "time from start to 10,000 alerts active", fmt.Sprintf("not reached in %v (%.0f active)", d, got), "")
+	return false
 }
