@@ -12,17 +12,18 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 digest=$(cat "$root/go.mod" "$root/go.sum" | sha256sum | cut -c1-16)
 dir=${PAGED_TOOLS_DIR:-$HOME/.cache/paged/tools/$digest}
+# name PKG: the file a tool's command is kept as.
+name() {
+	case $1 in */helm) echo helm ;; *) echo "$(basename "$1")3" ;; esac
+}
 pkgs=""
-names=""
 for t in "$@"; do
 	case $t in
-	helm) pkg=helm.sh/helm/v3/cmd/helm name=helm ;;
-	promtool | prometheus) pkg=github.com/prometheus/prometheus/cmd/$t name=${t}3 ;;
+	helm) pkg=helm.sh/helm/v3/cmd/helm ;;
+	promtool | prometheus) pkg=github.com/prometheus/prometheus/cmd/$t ;;
 	*) echo "usage: $0 helm|promtool|prometheus..." >&2; exit 2 ;;
 	esac
-	[ -x "$dir/$name" ] && continue
-	pkgs="$pkgs $pkg"
-	names="$names $name"
+	[ -x "$dir/$(name "$pkg")" ] || pkgs="$pkgs $pkg"
 done
 if [ -n "$pkgs" ]; then
 	mkdir -p "$dir"
@@ -32,9 +33,7 @@ if [ -n "$pkgs" ]; then
 	# on every core.
 	(cd "$root" && go build -mod=readonly -o "$tmp/" $pkgs) >&2
 	for p in $pkgs; do
-		b=$(basename "$p")
-		case $b in helm) n=helm ;; *) n=${b}3 ;; esac
-		mv "$tmp/$b" "$dir/$n"
+		mv "$tmp/$(basename "$p")" "$dir/$(name "$p")"
 	done
 fi
 echo "$dir"

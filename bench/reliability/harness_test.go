@@ -559,12 +559,20 @@ func (p *paged) metric(name string) float64 {
 // under test are other processes).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) bool {
 	t.Helper()
+	if poll(d, cond) {
+		return true
+	}
+	t.Errorf("timed out after %v waiting for %s", d, what)
+	return false
+}
+
+// poll reports whether cond held within d, checking every 100ms.
+func poll(d time.Duration, cond func() bool) bool {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if cond() {
 			return true
 		}
 	}
-	t.Errorf("timed out after %v waiting for %s", d, what)
 	return false
 }
 

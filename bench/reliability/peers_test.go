@@ -454,10 +454,8 @@ func peerReachesLoad(t *testing.T, scenario, sys string, am *alertmanager) bool 
 	const d = 2 * time.Minute
 	want := float64(loadRules * loadPerRule)
 	var got float64
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got = am.metric(`alertmanager_alerts{state="active"}`); got >= want {
-			return true
-		}
+	if poll(d, func() bool { got = am.metric(`alertmanager_alerts{state="active"}`); return got >= want }) {
+		return true
 	}
 	report(t, scenario, sys, "time from start to 10,000 alerts active", fmt.Sprintf("not reached in %v (%.0f active)", d, got), "")
 	return false
