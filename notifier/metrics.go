@@ -18,6 +18,8 @@ type metrics struct {
 	slackErrors   *prometheus.CounterVec // error (Slack's ok:false code)
 	forwarded     *prometheus.CounterVec // alertmanager, outcome
 	flushes       *prometheus.CounterVec // receiver
+
+	idleCollections prometheus.Counter
 }
 
 // Outcomes of one delivery attempt.
@@ -53,8 +55,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "paged_notifier_group_flushes_total",
 			Help: "Alert group flushes that went through the notification pipeline, whether they sent, were already sent (here or by an HA peer) or were muted.",
 		}, []string{"receiver"}),
+		idleCollections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "paged_notifier_idle_gc_total",
+			Help: "Garbage collections the notifier ran in the quiet after a burst of flushes, so that the next burst does not pay for one (docs/scaling.md).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.notifications, m.retries, m.dropped, m.slackErrors, m.forwarded, m.flushes} {
+	for _, c := range []prometheus.Collector{m.notifications, m.retries, m.dropped, m.slackErrors, m.forwarded, m.flushes, m.idleCollections} {
 		// A second Notifier on the same registry keeps counting in its own
 		// collectors; only the first one is exported.
 		_ = reg.Register(c)
@@ -100,12 +106,14 @@ func (i *instrumented) Notify(ctx context.Context, alerts ...*alert.Alert) notif
 	return v
 }
 
-// countFlushes runs the pipeline on pool's goroutines and counts every
-// pass of an alert group through it.
+// countFlushes runs the pipeline on pool's goroutines, counts every pass
+// of an alert group through it, and tells the idle collector when flushes
+// run.
 type countFlushes struct {
 	next notify.Stage
 	m    *metrics
 	pool *stackPool
+	idle *idleCollector
 }
 
 func (c countFlushes) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Alert) (context.Context, []*alert.Alert, error) {
@@ -113,7 +121,9 @@ func (c countFlushes) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert
 		out []*alert.Alert
 		err error
 	)
+	c.idle.begin()
 	c.pool.run(func() { ctx, out, err = c.next.Exec(ctx, l, alerts...) })
+	c.idle.end()
 	if r, ok := notify.ReceiverName(ctx); ok {
 		c.m.flushes.WithLabelValues(r).Inc()
 	}

@@ -108,6 +108,7 @@ type Notifier struct {
 	api      *apiv2.API
 	pipeline pipeline
 	flushers *stackPool // the goroutines the pipeline runs on (see stackPool)
+	idle     *idleCollector
 	dmetrics *dispatch.DispatcherMetrics
 	stale    *staleSet
 	peer     *cluster.Peer // nil without Options.Cluster
@@ -186,6 +187,7 @@ func New(opts Options) (*Notifier, error) {
 	}
 	reg := opts.Registerer
 	n.metrics = newMetrics(reg)
+	n.idle = newIdleCollector(n.metrics.idleCollections.Inc)
 	var rec eventrecorder.Recorder
 	ff := featurecontrol.NoopFlags{}
 
@@ -247,7 +249,7 @@ func New(opts Options) (*Notifier, error) {
 		return fail(fmt.Errorf("alert store: %w", err))
 	}
 	tuneDateTimes()
-	n.api, err = apiv2.NewAPI(n.alerts, n.groups, n.silences, n.apiPeer(), n.logger.With("component", "api"), reg)
+	n.api, err = apiv2.NewAPI(receivedAlerts{n.alerts, n.idle}, n.groups, n.silences, n.apiPeer(), n.logger.With("component", "api"), reg)
 	if err != nil {
 		return fail(fmt.Errorf("api: %w", err))
 	}
@@ -310,6 +312,7 @@ func (n *Notifier) Notify(ctx context.Context, in []*rules.Alert) {
 	if len(out) == 0 {
 		return
 	}
+	n.idle.received()
 	if err := n.alerts.Put(ctx, out...); err != nil {
 		n.metrics.dropped.WithLabelValues("store").Add(float64(len(out)))
 		n.logger.Error("storing alerts failed", "err", err)
@@ -381,6 +384,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	n.running = false
 	n.mu.Unlock()
 	n.flushers.close()
+	n.idle.close()
 	close(stopc)
 	wg.Wait()
 	if n.peer != nil {
@@ -528,7 +532,7 @@ func (n *Notifier) start(c *Config) error {
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }
-	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics, pool: n.flushers}, b.intervener, timeout, 30*time.Second, nil,
+	disp := dispatch.NewDispatcher(n.alerts, b.routes, countFlushes{next: stages, m: n.metrics, pool: n.flushers, idle: n.idle}, b.intervener, timeout, 30*time.Second, nil,
 		n.logger, eventrecorder.Recorder{}, n.dmetrics, b.tmpl)
 
 	if inhib != nil {

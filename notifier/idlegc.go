@@ -1,0 +1,154 @@
+package notifier
+
+import (
+	"context"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/prometheus/alertmanager/alert"
+	"github.com/prometheus/alertmanager/provider/mem"
+)
+
+// An alert storm reaches the notifier in bursts: every evaluation posts
+// its firing alerts again, new groups flush together after group_wait,
+// and then nothing happens until the next evaluation. Go's collector runs
+// when the heap reaches its goal, and in a storm that moment falls in a
+// burst: its marking and the assists it asks of allocating goroutines
+// delay the notifications of that burst. With tens of thousands of groups
+// one collection costs as much CPU as a burst's flushes (bench/notifier).
+//
+// An idleCollector runs that collection in the quiet after a burst
+// instead, when the heap has used more than half of its way to the goal:
+// the next burst then starts with the whole headroom and usually ends
+// before the goal. It never collects while a flush runs or an alert has
+// just arrived, and only after a burst: at least burst flushes since its
+// last collection. In embedded mode the heap is mostly the engine's; a
+// notifier that flushes a group now and then leaves its collections to
+// the runtime, and a busy one moves at most one per burst forward.
+type idleCollector struct {
+	quiet time.Duration // no flush running and no alert received for this long
+	gap   time.Duration // at least this long between two collections
+	burst int           // flushes since the last collection that make a burst
+
+	collect   func()      // runtime.GC
+	heapIsDue func() bool // whether the heap is past half its way to the goal
+	done      func()      // counts a collection
+
+	mu         sync.Mutex
+	inFlight   int
+	flushed    int // flushes ended since the last collection
+	collecting bool
+	timer      *time.Timer
+	last       time.Time
+	closed     bool
+}
+
+func newIdleCollector(done func()) *idleCollector {
+	c := &idleCollector{quiet: 100 * time.Millisecond, gap: time.Second, burst: 100,
+		collect: runtime.GC, heapIsDue: heapPastHalfway, done: done}
+	c.timer = time.AfterFunc(time.Hour, c.fire)
+	c.timer.Stop()
+	return c
+}
+
+// begin marks a flush started.
+func (c *idleCollector) begin() {
+	c.mu.Lock()
+	c.inFlight++
+	c.timer.Stop()
+	c.mu.Unlock()
+}
+
+// end marks a flush finished; the last one of a burst starts the quiet.
+func (c *idleCollector) end() {
+	c.mu.Lock()
+	c.inFlight--
+	c.flushed++
+	if c.inFlight == 0 && c.flushed >= c.burst && !c.closed {
+		c.timer.Reset(c.quiet)
+	}
+	c.mu.Unlock()
+}
+
+// received marks alerts received: their groups may flush soon, so the
+// quiet starts again.
+func (c *idleCollector) received() {
+	c.mu.Lock()
+	if c.inFlight == 0 && c.flushed >= c.burst && !c.closed {
+		c.timer.Reset(c.quiet)
+	}
+	c.mu.Unlock()
+}
+
+func (c *idleCollector) fire() {
+	c.mu.Lock()
+	if c.closed || c.collecting || c.inFlight > 0 || c.flushed < c.burst {
+		c.mu.Unlock()
+		return
+	}
+	if wait := c.gap - time.Since(c.last); wait > 0 {
+		c.timer.Reset(wait)
+		c.mu.Unlock()
+		return
+	}
+	c.collecting = true
+	c.mu.Unlock()
+	// Not due: the next flush that ends a quiet looks again.
+	due := c.heapIsDue()
+	if due {
+		c.collect()
+	}
+	c.mu.Lock()
+	c.collecting = false
+	if due {
+		c.last = time.Now()
+		c.flushed = 0
+	}
+	c.mu.Unlock()
+	if due {
+		c.done()
+	}
+}
+
+// close stops the collector; begin, end and received still work.
+func (c *idleCollector) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.timer.Stop()
+	c.mu.Unlock()
+}
+
+// heapPastHalfway reports whether the heap holds more than half of what
+// it may add before the collector's goal: the live heap of the last
+// collection plus the objects allocated since. With GOGC=off and no
+// memory limit the goal is out of reach and it never is.
+func heapPastHalfway() bool {
+	s := []rtmetrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+	}
+	rtmetrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != rtmetrics.KindUint64 {
+			return false
+		}
+	}
+	live, goal, heap := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	return goal > live && heap > live && heap-live > (goal-live)/2
+}
+
+// receivedAlerts is the alert store as the API writes to it: every Put
+// tells the idle collector that alerts arrived.
+type receivedAlerts struct {
+	*mem.Alerts
+	idle *idleCollector
+}
+
+// Put implements provider.Alerts.
+func (a receivedAlerts) Put(ctx context.Context, alerts ...*alert.Alert) error {
+	a.idle.received()
+	return a.Alerts.Put(ctx, alerts...)
+}
