@@ -13,24 +13,28 @@ import (
 
 // An alert storm reaches the notifier in bursts: every evaluation posts
 // its firing alerts again, new groups flush together after group_wait,
-// and then nothing happens until the next evaluation. Go's collector runs
-// when the heap reaches its goal, and in a storm that moment falls in a
-// burst: its marking and the assists it asks of allocating goroutines
-// delay the notifications of that burst. With tens of thousands of groups
+// and then nothing happens until the next evaluation. Go's collector
+// starts a cycle as the heap nears its goal (70 % of the way or later) and
+// in a storm that moment falls in a burst: its marking and the assists it
+// asks of allocating goroutines delay the notifications of that burst. With tens of thousands of groups
 // one collection costs as much CPU as a burst's flushes (bench/notifier).
 //
 // An idleCollector runs that collection in the quiet after a burst
 // instead, when the heap has used more than half of its way to the goal:
 // the next burst then starts with the whole headroom and usually ends
-// before the goal. It never collects while a flush runs or an alert has
-// just arrived, and only after a burst: at least burst flushes since its
-// last collection. In embedded mode the heap is mostly the engine's; a
-// notifier that flushes a group now and then leaves its collections to
-// the runtime, and a busy one moves at most one per burst forward.
+// before the goal. The quiet is quiet long with no flush running and no
+// alert received; a burst is at least burst flushes with no such quiet
+// between them. A notifier that flushes a group now and then (a few
+// groups every group_interval) never has a burst and leaves its
+// collections to the runtime; in embedded mode, where most of the heap is
+// the engine's, a burst moves at most one collection forward. A flush
+// that stays in the pipeline (retrying a receiver that is down, or an HA
+// peer waiting its turn) keeps the quiet from coming, and the runtime
+// collects as it would without this.
 type idleCollector struct {
 	quiet time.Duration // no flush running and no alert received for this long
 	gap   time.Duration // at least this long between two collections
-	burst int           // flushes since the last collection that make a burst
+	burst int           // flushes without a quiet between them that make a burst
 
 	collect   func()      // runtime.GC
 	heapIsDue func() bool // whether the heap is past half its way to the goal
@@ -38,10 +42,11 @@ type idleCollector struct {
 
 	mu         sync.Mutex
 	inFlight   int
-	flushed    int // flushes ended since the last collection
-	collecting bool
+	flushed    int       // flushes ended since the last quiet
+	active     time.Time // the last flush's start or end, or alerts received
 	timer      *time.Timer
-	last       time.Time
+	last       time.Time // the last collection
+	collecting bool
 	closed     bool
 }
 
@@ -57,16 +62,18 @@ func newIdleCollector(done func()) *idleCollector {
 func (c *idleCollector) begin() {
 	c.mu.Lock()
 	c.inFlight++
+	c.active = time.Now()
 	c.timer.Stop()
 	c.mu.Unlock()
 }
 
-// end marks a flush finished; the last one of a burst starts the quiet.
+// end marks a flush finished; the last one running starts the quiet.
 func (c *idleCollector) end() {
 	c.mu.Lock()
 	c.inFlight--
 	c.flushed++
-	if c.inFlight == 0 && c.flushed >= c.burst && !c.closed {
+	c.active = time.Now()
+	if c.inFlight == 0 && !c.closed {
 		c.timer.Reset(c.quiet)
 	}
 	c.mu.Unlock()
@@ -76,7 +83,8 @@ func (c *idleCollector) end() {
 // quiet starts again.
 func (c *idleCollector) received() {
 	c.mu.Lock()
-	if c.inFlight == 0 && c.flushed >= c.burst && !c.closed {
+	c.active = time.Now()
+	if c.inFlight == 0 && c.flushed > 0 && !c.closed {
 		c.timer.Reset(c.quiet)
 	}
 	c.mu.Unlock()
@@ -84,7 +92,19 @@ func (c *idleCollector) received() {
 
 func (c *idleCollector) fire() {
 	c.mu.Lock()
-	if c.closed || c.collecting || c.inFlight > 0 || c.flushed < c.burst {
+	if c.closed || c.collecting || c.inFlight > 0 {
+		c.mu.Unlock()
+		return
+	}
+	// A timer that fired as a flush began or alerts arrived, and ran
+	// after them, finds the quiet broken: it waits for the rest of it.
+	if rest := c.quiet - time.Since(c.active); rest > 0 {
+		c.timer.Reset(rest)
+		c.mu.Unlock()
+		return
+	}
+	if c.flushed < c.burst {
+		c.flushed = 0 // a few flushes, not a burst
 		c.mu.Unlock()
 		return
 	}
@@ -94,8 +114,8 @@ func (c *idleCollector) fire() {
 		return
 	}
 	c.collecting = true
+	c.flushed = 0
 	c.mu.Unlock()
-	// Not due: the next flush that ends a quiet looks again.
 	due := c.heapIsDue()
 	if due {
 		c.collect()
@@ -104,7 +124,6 @@ func (c *idleCollector) fire() {
 	c.collecting = false
 	if due {
 		c.last = time.Now()
-		c.flushed = 0
 	}
 	c.mu.Unlock()
 	if due {
@@ -147,8 +166,11 @@ type receivedAlerts struct {
 	idle *idleCollector
 }
 
-// Put implements provider.Alerts.
+// Put implements provider.Alerts. Routing a large batch can take a
+// while (Put waits for the dispatcher to take each alert), so the quiet
+// starts again when it is done, too.
 func (a receivedAlerts) Put(ctx context.Context, alerts ...*alert.Alert) error {
 	a.idle.received()
+	defer a.idle.received()
 	return a.Alerts.Put(ctx, alerts...)
 }

@@ -1,10 +1,14 @@
 package notifier
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,9 +50,10 @@ func (f *fakeCollections) times() []time.Time {
 }
 
 // TestIdleCollectorWhen drives the collector on synctest's clock: it
-// collects only in the quiet after a burst (here three flushes; 100ms
-// with no flush running and no alert received), at most once a second,
-// only when the heap is due, and never after close.
+// collects only in the quiet after a burst (here three flushes without a
+// quiet between them; the quiet is 100ms with no flush running and no
+// alert received), never while a flush runs, at most once a second, only
+// when the heap is due, and never after close.
 func TestIdleCollectorWhen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var counted atomic.Int32
@@ -57,12 +62,6 @@ func TestIdleCollectorWhen(t *testing.T) {
 		f := &fakeCollections{due: true}
 		f.install(c)
 		t0 := time.Now()
-		burst := func() {
-			for range c.burst {
-				c.begin()
-				c.end()
-			}
-		}
 		want := func(step string, n int) {
 			t.Helper()
 			synctest.Wait()
@@ -70,22 +69,27 @@ func TestIdleCollectorWhen(t *testing.T) {
 				t.Fatalf("%s (%v in): %d collections, want %d", step, time.Since(t0), got, n)
 			}
 		}
+		burst := func() {
+			for range c.burst {
+				c.begin()
+				c.end()
+			}
+		}
 
 		c.received()
 		time.Sleep(time.Second)
 		want("alerts received, nothing flushed", 0)
-		c.begin()
-		c.end()
-		time.Sleep(time.Second)
-		want("one flush, less than a burst", 0)
+		for range 2 * c.burst {
+			c.begin()
+			c.end()
+			time.Sleep(150 * time.Millisecond)
+		}
+		want("six flushes with a quiet after each", 0)
 
 		c.begin()
+		burst()
 		time.Sleep(time.Second)
-		want("a flush running for 1s", 0)
-		c.begin()
-		c.end()
-		time.Sleep(time.Second)
-		want("the third flush ended, the second runs", 0)
+		want("a burst ended while a flush runs", 0)
 		c.end()
 		time.Sleep(99 * time.Millisecond)
 		want("99ms after the last flush", 0)
@@ -113,8 +117,16 @@ func TestIdleCollectorWhen(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		want("100ms after those alerts", 3)
 
-		// A heap that is not due: no collection, and none later until a
-		// flush ends another quiet.
+		// A timer that ran late, after the quiet was broken, waits for it.
+		time.Sleep(2 * time.Second)
+		burst()
+		time.Sleep(50 * time.Millisecond)
+		c.fire()
+		want("a timer run 50ms into the quiet", 3)
+		time.Sleep(50 * time.Millisecond)
+		want("the quiet's end", 4)
+
+		// A heap that is not due: no collection, and that burst is over.
 		f.mu.Lock()
 		f.due = false
 		f.mu.Unlock()
@@ -124,28 +136,30 @@ func TestIdleCollectorWhen(t *testing.T) {
 		f.mu.Lock()
 		f.due = true
 		f.mu.Unlock()
-		time.Sleep(5 * time.Second)
-		want("heap not due at the quiet", 3)
 		c.begin()
 		c.end()
+		time.Sleep(5 * time.Second)
+		want("a heap not due, then one flush", 4)
+		burst()
 		time.Sleep(100 * time.Millisecond)
-		want("the next flush after the heap became due", 4)
+		want("the next burst", 5)
 
 		burst()
 		c.begin()
 		c.close()
 		c.end()
 		time.Sleep(5 * time.Second)
-		want("closed", 4)
-		if n := counted.Load(); n != 4 {
-			t.Errorf("done called %d times, want 4", n)
+		want("closed", 5)
+		if n := counted.Load(); n != 5 {
+			t.Errorf("done called %d times, want 5", n)
 		}
 	})
 }
 
 // TestIdleCollectionAfterBurst: in a running notifier the collection
-// comes once every group of a burst has been delivered, with no flush
-// running, and is counted in paged_notifier_idle_gc_total.
+// comes once a burst of deliveries is over, with no flush running and the
+// last webhook request at least the quiet ago, and is counted in
+// paged_notifier_idle_gc_total.
 func TestIdleCollectionAfterBurst(t *testing.T) {
 	sink := notifiertest.NewSink(t)
 	reg := prometheus.NewRegistry()
@@ -163,19 +177,28 @@ receivers:
 `, sink.URL()), Options{Registerer: reg})
 
 	const groups = 200
+	type collection struct {
+		delivered, inFlight int
+		sinceLast           time.Duration
+	}
 	var (
-		mu        sync.Mutex
-		delivered []int // webhook requests at each collection
-		inFlight  []int
+		mu   sync.Mutex
+		seen []collection
 	)
 	r.idle.heapIsDue = func() bool { return true }
 	r.idle.collect = func() {
 		r.idle.mu.Lock()
 		n := r.idle.inFlight
 		r.idle.mu.Unlock()
+		reqs := sink.Requests()
+		var last time.Time
+		for _, q := range reqs {
+			if q.At.After(last) {
+				last = q.At
+			}
+		}
 		mu.Lock()
-		delivered = append(delivered, len(sink.Requests()))
-		inFlight = append(inFlight, n)
+		seen = append(seen, collection{len(reqs), n, time.Since(last)})
 		mu.Unlock()
 	}
 	if got, err := testbin.GatherSum(reg, "paged_notifier_idle_gc_total"); err != nil || got != 0 {
@@ -186,15 +209,94 @@ receivers:
 		as = append(as, firing("IdleBurst", "id", fmt.Sprint(i)))
 	}
 	r.Notify(t.Context(), as)
+	waitFor(t, func() bool { return len(sink.Requests()) == groups })
 	waitFor(t, func() bool {
 		got, _ := testbin.GatherSum(reg, "paged_notifier_idle_gc_total")
-		return got == 1
+		return got >= 1
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	if len(delivered) != 1 || delivered[0] != groups || inFlight[0] != 0 {
-		t.Errorf("collections saw %v webhook requests and %v flushes running, want [%d] and [0]", delivered, inFlight, groups)
+	for _, s := range seen {
+		if s.delivered < r.idle.burst || s.inFlight != 0 || s.sinceLast < r.idle.quiet {
+			t.Errorf("a collection after %d webhook requests, %d flushes running, %v after the last request; want at least %d, none, at least %v",
+				s.delivered, s.inFlight, s.sinceLast, r.idle.burst, r.idle.quiet)
+		}
 	}
+}
+
+// TestIdleQuietFollowsAlerts: alerts posted to the API, or handed over by
+// the engine, in the quiet after a burst start the quiet again, in a
+// notifier running on synctest's clock.
+func TestIdleQuietFollowsAlerts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := notifiertest.NewSlackHandler(testToken)
+		// A group_interval longer than the test: no flush but the first.
+		conf := strings.Replace(slackBotConfig(s, ""), "group_interval: 100ms", "group_interval: 1h", 1)
+		n, err := New(Options{Config: mustConfig(t, conf), Transport: notifiertest.InProcess(s), ExternalURL: "http://paged.example:9095"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fakeCollections{due: true}
+		f.install(n.idle)
+		n.idle.burst = 1
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- n.Run(ctx) }()
+		api := n.APIHandler()
+		post := func(name string) {
+			body := fmt.Sprintf(`[{"labels":{"alertname":%q},"startsAt":%q}]`, name, time.Now().Add(-time.Hour).Format(time.RFC3339))
+			w := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/api/v2/alerts", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			api.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				t.Fatalf("POST /api/v2/alerts: %d %s", w.Code, w.Body)
+			}
+		}
+		// flushed waits until the Slack stand-in has had calls posts and
+		// the flush that made the last one has ended.
+		flushed := func(calls int) {
+			t.Helper()
+			for deadline := time.Now().Add(time.Minute); len(s.Calls()) < calls; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d Slack calls after a minute, want %d", len(s.Calls()), calls)
+				}
+			}
+			synctest.Wait()
+		}
+		want := func(step string, c int) {
+			t.Helper()
+			synctest.Wait()
+			if got := len(f.times()); got != c {
+				t.Fatalf("%s: %d collections, want %d", step, got, c)
+			}
+		}
+
+		post("APIFirst")
+		flushed(1)
+		time.Sleep(60 * time.Millisecond)
+		post("APIFirst") // the same alert again, as every evaluation sends it
+		time.Sleep(60 * time.Millisecond)
+		want("60ms after an API post in the quiet", 0)
+		time.Sleep(40 * time.Millisecond)
+		want("100ms after it", 1)
+
+		time.Sleep(2 * time.Second)
+		a := firing("EngineSecond")
+		n.Notify(ctx, []*rules.Alert{a})
+		flushed(2)
+		time.Sleep(60 * time.Millisecond)
+		n.Notify(ctx, []*rules.Alert{a})
+		time.Sleep(60 * time.Millisecond)
+		want("60ms after the engine's hand-over in the quiet", 1)
+		time.Sleep(40 * time.Millisecond)
+		want("100ms after it", 2)
+
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestHeapPastHalfway reads the runtime's own figures: not due right after
@@ -211,6 +313,8 @@ func TestHeapPastHalfway(t *testing.T) {
 	ok := false
 	// Another goroutine's allocation may start a cycle meanwhile; that
 	// attempt then proves nothing, and the next one runs.
+	// GOGC=off in the environment would make the loop below endless.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for attempt := 0; attempt < 3 && !ok; attempt++ {
 		keep = nil
 		runtime.GC()
@@ -218,7 +322,10 @@ func TestHeapPastHalfway(t *testing.T) {
 			t.Fatal("due right after a collection")
 		}
 		n := cycles()
-		for !heapPastHalfway() && cycles() == n {
+		for i := 0; !heapPastHalfway() && cycles() == n; i++ {
+			if i == 1<<14 {
+				t.Fatal("not due after 1 GiB allocated and held")
+			}
 			keep = append(keep, make([]byte, 64<<10))
 		}
 		ok = cycles() == n

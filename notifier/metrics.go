@@ -122,8 +122,8 @@ func (c countFlushes) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert
 		err error
 	)
 	c.idle.begin()
+	defer c.idle.end() // runtime.Goexit in a stage ends this goroutine too
 	c.pool.run(func() { ctx, out, err = c.next.Exec(ctx, l, alerts...) })
-	c.idle.end()
 	if r, ok := notify.ReceiverName(ctx); ok {
 		c.m.flushes.WithLabelValues(r).Inc()
 	}

@@ -312,8 +312,7 @@ func (n *Notifier) Notify(ctx context.Context, in []*rules.Alert) {
 	if len(out) == 0 {
 		return
 	}
-	n.idle.received()
-	if err := n.alerts.Put(ctx, out...); err != nil {
+	if err := (receivedAlerts{n.alerts, n.idle}).Put(ctx, out...); err != nil {
 		n.metrics.dropped.WithLabelValues("store").Add(float64(len(out)))
 		n.logger.Error("storing alerts failed", "err", err)
 	}
@@ -511,6 +510,10 @@ func (n *Notifier) start(c *Config) error {
 		return errors.New("notifier: not running")
 	}
 	oldFwd := n.fwd
+	// The new dispatcher routes every held alert again: no quiet for the
+	// idle collector while it does.
+	n.idle.received()
+	defer n.idle.received()
 	n.stopLocked()
 	b.fwd.adopt(oldFwd)
 
