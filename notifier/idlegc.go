@@ -14,13 +14,14 @@ import (
 // An alert storm reaches the notifier in bursts: every evaluation posts
 // its firing alerts again, new groups flush together after group_wait,
 // and then nothing happens until the next evaluation. Go's collector
-// starts a cycle as the heap nears its goal (70 % of the way or later) and
-// in a storm that moment falls in a burst: its marking and the assists it
-// asks of allocating goroutines delay the notifications of that burst. With tens of thousands of groups
-// one collection costs as much CPU as a burst's flushes (bench/notifier).
+// starts a cycle as the heap nears its goal (70 % of the way or later),
+// and in a storm that moment falls in a burst: its marking, and the
+// assists it asks of allocating goroutines, delay that burst's
+// notifications. With tens of thousands of groups one collection costs
+// as much CPU as a burst's flushes (bench/notifier).
 //
 // An idleCollector runs that collection in the quiet after a burst
-// instead, when the heap has used more than half of its way to the goal:
+// instead, when the heap has grown more than half of its way to the goal:
 // the next burst then starts with the whole headroom and usually ends
 // before the goal. The quiet is quiet long with no flush running and no
 // alert received; a burst is at least burst flushes with no such quiet
@@ -139,10 +140,10 @@ func (c *idleCollector) close() {
 	c.mu.Unlock()
 }
 
-// heapPastHalfway reports whether the heap holds more than half of what
-// it may add before the collector's goal: the live heap of the last
-// collection plus the objects allocated since. With GOGC=off and no
-// memory limit the goal is out of reach and it never is.
+// heapPastHalfway reports whether the heap (the objects allocated and not
+// yet freed) has grown more than half of the way from the live heap of
+// the last collection to the goal of the next. With GOGC=off and no
+// memory limit the goal is out of reach, and it never has.
 func heapPastHalfway() bool {
 	s := []rtmetrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
@@ -159,8 +160,8 @@ func heapPastHalfway() bool {
 	return goal > live && heap > live && heap-live > (goal-live)/2
 }
 
-// receivedAlerts is the alert store as the API writes to it: every Put
-// tells the idle collector that alerts arrived.
+// receivedAlerts is the alert store as the API and Notify write to it:
+// every Put tells the idle collector that alerts arrived.
 type receivedAlerts struct {
 	*mem.Alerts
 	idle *idleCollector
