@@ -21,9 +21,9 @@ import (
 // as much CPU as a burst's flushes (bench/notifier).
 //
 // An idleCollector runs that collection in the quiet after a burst
-// instead, when the heap has grown more than half of its way to the goal:
-// the next burst then starts with the whole headroom and usually ends
-// before the goal. The quiet is quiet long with no flush running and no
+// instead, when another burst that allocates as much as this one would
+// take the heap to the runtime's earliest trigger: the next burst then
+// starts with the whole headroom and usually ends before the goal. The quiet is quiet long with no flush running and no
 // alert received; a burst is at least burst flushes with no such quiet
 // between them. A notifier that flushes a group now and then (a few
 // groups every group_interval) never has a burst and leaves its
@@ -37,14 +37,17 @@ type idleCollector struct {
 	gap   time.Duration // at least this long between two collections
 	burst int           // flushes without a quiet between them that make a burst
 
-	collect   func()      // runtime.GC
-	heapIsDue func() bool // whether the heap is past half its way to the goal
-	done      func()      // counts a collection
+	collect   func()                  // runtime.GC
+	heapIsDue func(burst uint64) bool // whether a burst allocating as much would reach the trigger
+	allocs    func() uint64           // bytes allocated so far
+	done      func()                  // counts a collection
 
 	mu         sync.Mutex
 	inFlight   int
 	flushed    int       // flushes ended since the last quiet
 	active     time.Time // the last flush's start or end, or alerts received
+	open       bool      // a burst (or a few flushes) since the last quiet
+	start      uint64    // allocs when it began
 	timer      *time.Timer
 	last       time.Time // the last collection
 	collecting bool
@@ -53,7 +56,7 @@ type idleCollector struct {
 
 func newIdleCollector(done func()) *idleCollector {
 	c := &idleCollector{quiet: 100 * time.Millisecond, gap: time.Second, burst: 100,
-		collect: runtime.GC, heapIsDue: heapPastHalfway, done: done}
+		collect: runtime.GC, heapIsDue: heapDue, allocs: heapAllocs, done: done}
 	c.timer = time.AfterFunc(time.Hour, c.fire)
 	c.timer.Stop()
 	return c
@@ -63,7 +66,7 @@ func newIdleCollector(done func()) *idleCollector {
 func (c *idleCollector) begin() {
 	c.mu.Lock()
 	c.inFlight++
-	c.active = time.Now()
+	c.mark()
 	c.timer.Stop()
 	c.mu.Unlock()
 }
@@ -84,11 +87,20 @@ func (c *idleCollector) end() {
 // quiet starts again.
 func (c *idleCollector) received() {
 	c.mu.Lock()
-	c.active = time.Now()
+	c.mark()
 	if c.inFlight == 0 && c.flushed > 0 && !c.closed {
 		c.timer.Reset(c.quiet)
 	}
 	c.mu.Unlock()
+}
+
+// mark records activity; the first since a quiet opens a burst. Its
+// caller holds c.mu.
+func (c *idleCollector) mark() {
+	c.active = time.Now()
+	if !c.open {
+		c.open, c.start = true, c.allocs()
+	}
 }
 
 func (c *idleCollector) fire() {
@@ -105,7 +117,7 @@ func (c *idleCollector) fire() {
 		return
 	}
 	if c.flushed < c.burst {
-		c.flushed = 0 // a few flushes, not a burst
+		c.flushed, c.open = 0, false // a few flushes, not a burst
 		c.mu.Unlock()
 		return
 	}
@@ -115,9 +127,10 @@ func (c *idleCollector) fire() {
 		return
 	}
 	c.collecting = true
-	c.flushed = 0
+	allocated := c.allocs() - c.start
+	c.flushed, c.open = 0, false
 	c.mu.Unlock()
-	due := c.heapIsDue()
+	due := c.heapIsDue(allocated)
 	if due {
 		c.collect()
 	}
@@ -140,11 +153,13 @@ func (c *idleCollector) close() {
 	c.mu.Unlock()
 }
 
-// heapPastHalfway reports whether the heap (the objects allocated and not
-// yet freed) has grown more than half of the way from the live heap of
-// the last collection to the goal of the next. With GOGC=off and no
-// memory limit the goal is out of reach, and it never has.
-func heapPastHalfway() bool {
+// heapDue reports whether allocating burst more bytes would take the
+// heap to the runtime's earliest trigger: 70 % of the way from the live
+// heap of the last collection to the goal of the next (the pacer never
+// starts a cycle before that). The heap counts the objects allocated and
+// not yet freed. With GOGC=off and no memory limit the goal is out of
+// reach, and it never would.
+func heapDue(burst uint64) bool {
 	s := []rtmetrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/heap/goal:bytes"},
@@ -157,7 +172,24 @@ func heapPastHalfway() bool {
 		}
 	}
 	live, goal, heap := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
-	return goal > live && heap > live && heap-live > (goal-live)/2
+	if goal <= live {
+		return false
+	}
+	grown := uint64(0)
+	if heap > live {
+		grown = heap - live
+	}
+	return grown+burst >= (goal-live)/10*7
+}
+
+// heapAllocs is the bytes allocated since the process started.
+func heapAllocs() uint64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // receivedAlerts is the alert store as the API and Notify write to it:

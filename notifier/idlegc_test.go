@@ -36,7 +36,7 @@ func (f *fakeCollections) install(c *idleCollector) {
 		f.at = append(f.at, time.Now())
 		f.mu.Unlock()
 	}
-	c.heapIsDue = func() bool {
+	c.heapIsDue = func(uint64) bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.due
@@ -185,7 +185,8 @@ receivers:
 		mu   sync.Mutex
 		seen []collection
 	)
-	r.idle.heapIsDue = func() bool { return true }
+	var burstBytes atomic.Uint64
+	r.idle.heapIsDue = func(b uint64) bool { burstBytes.Store(b); return true }
 	r.idle.collect = func() {
 		r.idle.mu.Lock()
 		n := r.idle.inFlight
@@ -214,6 +215,10 @@ receivers:
 		got, _ := testbin.GatherSum(reg, "paged_notifier_idle_gc_total")
 		return got >= 1
 	})
+	// 200 groups, their alerts and their flushes allocate megabytes.
+	if b := burstBytes.Load(); b < 1<<20 {
+		t.Errorf("the burst allocated %d bytes by the collector's count, want at least 1 MiB", b)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range seen {
@@ -299,36 +304,43 @@ func TestIdleQuietFollowsAlerts(t *testing.T) {
 	})
 }
 
-// TestHeapPastHalfway reads the runtime's own figures: not due right after
-// a collection, due once more than half the way to the goal is
-// allocated (well before the runtime's own trigger, at 70% or more), and
-// never due with GOGC=off.
-func TestHeapPastHalfway(t *testing.T) {
-	cycles := func() uint64 {
-		s := []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+// TestHeapDue reads the runtime's own figures: right after a collection
+// the heap is due only for a burst that fills 70 % of its headroom, and a
+// heap that has grown to that point is due without one; with GOGC=off
+// nothing is.
+func TestHeapDue(t *testing.T) {
+	sample := func(name string) uint64 {
+		s := []rtmetrics.Sample{{Name: name}}
 		rtmetrics.Read(s)
 		return s[0].Value.Uint64()
 	}
-	var keep [][]byte
-	ok := false
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	runtime.GC()
+	headroom := sample("/gc/heap/goal:bytes") - sample("/gc/heap/live:bytes")
+	if heapDue(0) || heapDue(headroom/2) {
+		t.Errorf("due right after a collection for a burst of %d bytes, half the headroom", headroom/2)
+	}
+	if !heapDue(headroom) {
+		t.Errorf("not due for a burst of the whole headroom (%d bytes)", headroom)
+	}
+
 	// Another goroutine's allocation may start a cycle meanwhile; that
 	// attempt then proves nothing, and the next one runs.
-	// GOGC=off in the environment would make the loop below endless.
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	var keep [][]byte
+	ok := false
 	for attempt := 0; attempt < 3 && !ok; attempt++ {
 		keep = nil
 		runtime.GC()
-		if heapPastHalfway() {
-			t.Fatal("due right after a collection")
-		}
-		n := cycles()
-		for i := 0; !heapPastHalfway() && cycles() == n; i++ {
-			if i == 1<<14 {
+		n := sample("/gc/cycles/total:gc-cycles")
+		for i := 0; !heapDue(0) && sample("/gc/cycles/total:gc-cycles") == n; i++ {
+			if i == 1<<17 {
 				t.Fatal("not due after 1 GiB allocated and held")
 			}
-			keep = append(keep, make([]byte, 64<<10))
+			// Small steps: the runtime may start a cycle from 45/64 of
+			// the headroom on, just past the 70 % heapDue looks for.
+			keep = append(keep, make([]byte, 8<<10))
 		}
-		ok = cycles() == n
+		ok = sample("/gc/cycles/total:gc-cycles") == n
 	}
 	if !ok {
 		t.Fatal("a collection came before the heap was due, three times")
@@ -337,12 +349,9 @@ func TestHeapPastHalfway(t *testing.T) {
 		t.Fatal("due before anything was allocated")
 	}
 
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	for range 100 {
-		keep = append(keep, make([]byte, 64<<10))
-	}
-	if heapPastHalfway() {
-		t.Errorf("due with GOGC=off (%d MiB held)", len(keep)/16)
+	debug.SetGCPercent(-1)
+	if heapDue(1 << 40) {
+		t.Error("due with GOGC=off for a burst of 1 TiB")
 	}
 	runtime.KeepAlive(keep)
 }
