@@ -84,11 +84,12 @@ func (c *idleCollector) end() {
 }
 
 // received marks alerts received: their groups may flush soon, so the
-// quiet starts again.
+// quiet starts again. Alerts that no flush follows end in a quiet too,
+// which closes their window: a later burst is measured from its own start.
 func (c *idleCollector) received() {
 	c.mu.Lock()
 	c.mark()
-	if c.inFlight == 0 && c.flushed > 0 && !c.closed {
+	if c.inFlight == 0 && !c.closed {
 		c.timer.Reset(c.quiet)
 	}
 	c.mu.Unlock()

@@ -126,6 +126,25 @@ func TestIdleCollectorWhen(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		want("the quiet's end", 4)
 
+		// A burst is measured from its own first activity: alerts that
+		// came and went in an earlier quiet do not count.
+		var allocated, asked atomic.Uint64
+		c.allocs = allocated.Load
+		due := c.heapIsDue
+		c.heapIsDue = func(b uint64) bool { asked.Store(b); return due(b) }
+		allocated.Store(1000)
+		time.Sleep(2 * time.Second)
+		c.received()
+		time.Sleep(time.Second)
+		allocated.Store(5000)
+		burst()
+		allocated.Store(5300)
+		time.Sleep(100 * time.Millisecond)
+		want("a burst after alerts alone", 5)
+		if b := asked.Load(); b != 300 {
+			t.Errorf("the burst was measured at %d bytes, want 300 (its own)", b)
+		}
+
 		// A heap that is not due: no collection, and that burst is over.
 		f.mu.Lock()
 		f.due = false
@@ -139,19 +158,19 @@ func TestIdleCollectorWhen(t *testing.T) {
 		c.begin()
 		c.end()
 		time.Sleep(5 * time.Second)
-		want("a heap not due, then one flush", 4)
+		want("a heap not due, then one flush", 5)
 		burst()
 		time.Sleep(100 * time.Millisecond)
-		want("the next burst", 5)
+		want("the next burst", 6)
 
 		burst()
 		c.begin()
 		c.close()
 		c.end()
 		time.Sleep(5 * time.Second)
-		want("closed", 5)
-		if n := counted.Load(); n != 5 {
-			t.Errorf("done called %d times, want 5", n)
+		want("closed", 6)
+		if n := counted.Load(); n != 6 {
+			t.Errorf("done called %d times, want 6", n)
 		}
 	})
 }
