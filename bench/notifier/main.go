@@ -5,6 +5,11 @@
 //
 //	go run ./bench/notifier -alerts 2000 -out bench/notifier/RESULTS.md
 //
+// One run's ratios move from run to run; -pool reads the reports of
+// several runs and prints them pooled, with how far they spread:
+//
+//	go run ./bench/notifier -pool run1.md run2.md ...
+//
 // Every alert is its own group (group_by: [alertname, id]), so each alert
 // is one notification. Both systems receive the alerts over
 // POST /api/v2/alerts in batches, as Prometheus sends them; paged is also
@@ -343,7 +348,15 @@ func main() {
 	noStorage := flag.Bool("paged-no-storage", false, "run paged's own process without storage.path (no durable notification log), to see what durability costs")
 	maxConc := flag.Int("paged-max-concurrent", 0, "max_concurrent_requests of paged's webhook (0: paged's default)")
 	inproc := flag.Bool("inproc", false, "also measure paged's notifier inside this process, fed by Notify as the engine feeds it. Its groups then live in the sink's process and make every system's sink slower (30 µs more per notification over 20 rounds), so it is off by default")
+	poolRuns := flag.Bool("pool", false, "read the reports (-out files) of earlier runs given as arguments and print their ratios pooled, with the spread between runs; runs nothing")
+	target := flag.Float64("target", 1.2, "with -pool: count the runs whose throughput ratio is at least this")
 	flag.Parse()
+	if *poolRuns {
+		if err := pool(os.Stdout, flag.Args(), *target); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	pagedExtra := ""
 	if *maxConc > 0 {
 		pagedExtra = fmt.Sprintf("        max_concurrent_requests: %d\n", *maxConc)
