@@ -13,9 +13,12 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-# GO_TAGS=paged_minimal_discovery: Kubernetes, file, HTTP, DNS and Consul
-# discovery only, without the cloud SDKs (about 30 MiB less memory).
-ARG GO_TAGS=""
+# The image is paged-full (-tags paged_all_discovery): every discovery
+# mechanism Prometheus has, Kubernetes's included, which the Helm chart's
+# embedded scraping uses. GO_TAGS="" builds the default binary instead
+# (file, HTTP, DNS and Consul discovery; faster start, less memory;
+# docs/embedded.md).
+ARG GO_TAGS="paged_all_discovery"
 RUN CGO_ENABLED=0 go build -trimpath -tags "${GO_TAGS}" -ldflags "-s -w -X main.version=${VERSION}" -o /out/paged ./cmd/paged \
  && mkdir -p /out/data
 

@@ -2,3 +2,10 @@
 .PHONY: reliability
 reliability:
 	scripts/reliability.sh $(ARGS)
+
+# The README's two commands.
+.PHONY: demo test
+demo:
+	go run ./cmd/paged demo
+test:
+	scripts/test.sh

@@ -176,6 +176,8 @@ func TestDemoEndToEnd(t *testing.T) {
 	if string(body) != string(want) {
 		t.Errorf("GET %s returned %d bytes, not the runbook's text (%d bytes)", link[1], len(body), len(want))
 	}
+	// The same link is a page in a browser, the source for a tool.
+	testbin.CheckRunbookLink(t, link[1], AlertKVCache, string(want))
 
 	cancel()
 	<-ended

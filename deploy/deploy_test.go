@@ -59,7 +59,9 @@ func TestDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-X main.version=${VERSION}", "USER 65532:65532", `VOLUME ["/data"]`, "/-/healthy", "FROM scratch", "COPY deploy/docker/paged.yaml /etc/paged/paged.yaml"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-X main.version=${VERSION}", "USER 65532:65532", `VOLUME ["/data"]`, "/-/healthy", "FROM scratch", "COPY deploy/docker/paged.yaml /etc/paged/paged.yaml",
+		// The chart's Kubernetes discovery needs the paged-full build.
+		`ARG GO_TAGS="paged_all_discovery"`} {
 		if !bytes.Contains(df, []byte(want)) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
@@ -134,7 +136,8 @@ func kinds(docs []map[string]any) map[string]map[string]any {
 }
 
 // checkRenderedConfig runs the ConfigMap's paged.yaml through the same
-// loader as `paged check-config` and returns it.
+// loader as `paged check-config` and returns it (nil in a build without
+// Kubernetes discovery, which must refer the config to paged-full).
 func checkRenderedConfig(t *testing.T, docs []map[string]any) *server.Config {
 	t.Helper()
 	cm := kinds(docs)["ConfigMap"]
@@ -150,6 +153,22 @@ func checkRenderedConfig(t *testing.T, docs []map[string]any) *server.Config {
 	cfg, err := server.LoadConfig(path, func(k string) string {
 		return map[string]string{"POD_IP": "10.1.2.3", "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/x"}[k]
 	})
+	if server.DiscoveryBuild != "all" {
+		// The chart scrapes with Kubernetes discovery, which only the
+		// paged-full build (the container image's) has: this build must
+		// say so and nothing else. scripts/test.sh checks the rest of the
+		// rendered config in that build.
+		var ce *server.ConfigError
+		if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+			t.Fatalf("the default build accepts the chart's kubernetes_sd_configs: %v", err)
+		}
+		for _, p := range ce.Problems {
+			if !strings.Contains(p.Message, "without kubernetes discovery") || !strings.Contains(p.Message, "paged_all_discovery") {
+				t.Errorf("rendered paged.yaml: %s", p)
+			}
+		}
+		return nil
+	}
 	if err != nil {
 		t.Fatalf("rendered paged.yaml fails check-config: %v\n%s", err, text)
 	}
@@ -196,7 +215,7 @@ func TestHelmChart(t *testing.T) {
 	// check-config reads the token file, which exists only in the pod:
 	// the config is checked as rendered without it.
 	cfg := checkRenderedConfig(t, helmTemplate(t, helm))
-	if cfg.Storage.Path != "/data" || cfg.Web.ListenAddress != "0.0.0.0:9095" || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 || cfg.Datasource.Embedded.Keep != "referenced" {
+	if cfg != nil && cfg.Storage.Path != "/data" || cfg.Web.ListenAddress != "0.0.0.0:9095" || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 || cfg.Datasource.Embedded.Keep != "referenced" {
 		t.Errorf("rendered config: storage %q, listen %q, %d scrape configs, keep %q",
 			cfg.Storage.Path, cfg.Web.ListenAddress, len(cfg.Datasource.Embedded.ScrapeConfigs), cfg.Datasource.Embedded.Keep)
 	}
@@ -216,7 +235,7 @@ func TestHelmChart(t *testing.T) {
 	}
 	cfg = checkRenderedConfig(t, ha)
 	want := []string{"paged-0.paged-gossip.llm.svc:9094", "paged-1.paged-gossip.llm.svc:9094"}
-	if strings.Join(cfg.Cluster.Peers, ",") != strings.Join(want, ",") || cfg.Cluster.AdvertiseAddress != "10.1.2.3:9094" {
+	if cfg != nil && strings.Join(cfg.Cluster.Peers, ",") != strings.Join(want, ",") || cfg.Cluster.AdvertiseAddress != "10.1.2.3:9094" {
 		t.Errorf("cluster peers %v advertise %q, want %v and the pod IP", cfg.Cluster.Peers, cfg.Cluster.AdvertiseAddress, want)
 	}
 	pr, _ := yaml.Marshal(k["PrometheusRule"])

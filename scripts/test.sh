@@ -60,6 +60,12 @@ rel_pid=$!
 trap 'kill "$rel_pid" 2>/dev/null || true; rm -f "$rel_log"' EXIT
 status=0
 go test -count=1 ./... || status=1
+# The paged-full build (-tags paged_all_discovery, every discovery
+# mechanism Prometheus has, Kubernetes's included; the container image's):
+# it registers exactly the mechanisms paged knows of, accepts the scrape
+# configs the default build refers to it, and the Helm chart's and the
+# image's configurations.
+go test -count=1 -tags paged_all_discovery -run 'TestAllDiscoveryKnown|TestScrapeConfigsJudgedAsPromtool|TestScripts/check_config|TestHelmChart|TestDockerfile|TestLoadConfigBadFiles|TestScrapeConfigSecretsRedacted' ./server/ ./cmd/paged/ ./deploy/ || status=1
 wait "$rel_pid" || status=1
 cat "$rel_log"
 [ "$status" -eq 0 ] || exit 1

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/discovery/file"
-	"github.com/prometheus/prometheus/discovery/kubernetes"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/scrape"
@@ -67,6 +66,16 @@ func (d *decoder) scrapeConfig(item *yaml.Node, key, dir string, dst *EmbeddedDa
 	item = copyResolved(item)
 	if item.Kind != yaml.MappingNode {
 		d.errorf(item, key, "expected a mapping (a Prometheus scrape_config), got %s", kindName(item))
+		return nil
+	}
+	missing := false
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if msg, ok := missingDiscovery(item.Content[i].Value); ok {
+			d.errorf(item.Content[i], key+"."+item.Content[i].Value, "%s", msg)
+			missing = true
+		}
+	}
+	if missing {
 		return nil
 	}
 	global := &yaml.Node{Kind: yaml.MappingNode}
@@ -286,9 +295,10 @@ func (d *decoder) promtoolChecks(item *yaml.Node, key string, sc *config.ScrapeC
 	}
 	d.tlsFiles(findKey(item, "tls_config"), key+".tls_config", hc.TLSConfig)
 	for _, c := range sc.ServiceDiscoveryConfigs {
+		if k, tc, ok := sdTLSConfig(c); ok {
+			d.tlsFiles(keyNodeOr(item, k), key+"."+k, tc)
+		}
 		switch c := c.(type) {
-		case *kubernetes.SDConfig:
-			d.tlsFiles(keyNodeOr(item, "kubernetes_sd_configs"), key+".kubernetes_sd_configs", c.HTTPClientConfig.TLSConfig)
 		case *file.SDConfig:
 			at := keyNodeOr(item, "file_sd_configs")
 			for _, pattern := range c.Files {

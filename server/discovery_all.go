@@ -1,10 +1,29 @@
-//go:build !paged_minimal_discovery
+//go:build paged_all_discovery
 
 package server
 
-// Every service discovery mechanism Prometheus has, so that any
-// scrape_config of a prometheus.yml parses and runs here. The cloud SDKs
-// (AWS, Azure, GCE...) cost about 35 MiB of resident memory at start
-// (bench/embedded/RESULTS.md); build with -tags paged_minimal_discovery for
-// Kubernetes, file, HTTP, DNS and Consul discovery only.
-import _ "github.com/prometheus/prometheus/discovery/install"
+// Every service discovery mechanism Prometheus has, Kubernetes and the
+// clouds included, so that any scrape_config of a prometheus.yml parses
+// and runs here: the paged-full release archives and the container image.
+// Their client libraries cost every command of this build about 25 ms
+// and 40 MiB at start (bench/startup.sh), which is why the default build
+// leaves them out.
+import (
+	"github.com/prometheus/prometheus/discovery"
+	_ "github.com/prometheus/prometheus/discovery/install"
+	"github.com/prometheus/prometheus/discovery/kubernetes"
+
+	promconfig "github.com/prometheus/common/config"
+)
+
+// DiscoveryBuild names this binary's set of discovery mechanisms.
+const DiscoveryBuild = "all"
+
+// sdTLSConfig returns the scrape_config key and TLS settings of a
+// discovery config whose TLS files promtool checks: Kubernetes's.
+func sdTLSConfig(c discovery.Config) (string, promconfig.TLSConfig, bool) {
+	if k, ok := c.(*kubernetes.SDConfig); ok {
+		return "kubernetes_sd_configs", k.HTTPClientConfig.TLSConfig, true
+	}
+	return "", promconfig.TLSConfig{}, false
+}

@@ -19,6 +19,9 @@ type runbookView struct {
 	Alert     string
 	Instances []uiAlert
 	Root      string
+	// Raw links the runbook's markdown source, relative to the page
+	// (<Alert>.md?raw), so that it holds behind a path prefix too.
+	Raw string
 }
 
 // runbookContentSecurityPolicy: a runbook page runs no script and loads
@@ -76,7 +79,10 @@ func (s *Server) addInstances(r *http.Request, v *runbookView, file string) {
 
 var runbookPage = template.Must(template.New("runbook").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} · paged</title>
+<title>{{.Title}} · paged runbook</title>
+{{- if .Raw}}
+<link rel="alternate" type="text/markdown" href="{{.Raw}}">
+{{- end}}
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1f23}
 pre{background:#f4f4f4;padding:.75rem;overflow:auto}code{background:#f4f4f4;padding:0 .2rem}
 table{border-collapse:collapse}th,td{border:1px solid #dde1e6;padding:.25rem .5rem;text-align:left;vertical-align:top}
@@ -87,7 +93,7 @@ table{border-collapse:collapse}th,td{border:1px solid #dde1e6;padding:.25rem .5r
 nav{font-size:.9rem;margin-bottom:1rem}</style>
 </head><body>
 {{- if .Root}}
-<nav><a href="{{.Root}}">paged</a> · <a href="{{.Root}}runbooks/">runbooks</a></nav>
+<nav><a href="{{.Root}}">paged</a> · <a href="{{.Root}}runbooks/">runbooks</a>{{if .Raw}} · <a class="raw" href="{{.Raw}}">markdown source</a>{{end}}</nav>
 <section id="instances">
 <h2>{{.Alert}} now</h2>
 {{- if .Instances}}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,17 +66,44 @@ func TestRunbookPages(t *testing.T) {
 		t.Errorf("quiet runbook page:\n%s", page)
 	}
 
-	// Markdown for those who ask for it, and for curl's */*.
+	// Markdown for those who ask for it, and for curl's */*, with or
+	// without the suffix.
 	for _, accept := range []string{"text/markdown", "*/*", "text/markdown, text/html;q=0.5", ""} {
 		h := http.Header{}
 		if accept != "" {
 			h.Set("Accept", accept)
 		}
-		code, raw := ts.do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated", h)
-		if code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
-			t.Errorf("Accept %q = %d %.40q, want the markdown", accept, code, raw)
+		for _, p := range []string{"/runbooks/vllm/VLLMKVCacheSaturated", "/runbooks/vllm/VLLMKVCacheSaturated.md"} {
+			code, raw := ts.do(t, http.MethodGet, p, h)
+			if code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
+				t.Errorf("%s, Accept %q = %d %.40q, want the markdown", p, accept, code, raw)
+			}
 		}
 	}
+	// The link paged puts in its messages ends in .md: a browser gets the
+	// page there too, titled with the alert's name and linking its source;
+	// ?raw gets the source whatever the Accept.
+	code, page := ts.do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
+	if code != 200 || !strings.Contains(page, "<title>VLLMKVCacheSaturated · paged runbook</title>") || !strings.Contains(page, `<h1 id="vllmkvcachesaturated">`) {
+		t.Errorf(".md link in a browser = %d, want the rendered page:\n%s", code, page)
+	}
+	pdoc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawLinks := findAll(pdoc, func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "raw") })
+	if len(rawLinks) != 1 || attr(rawLinks[0], "href") != "VLLMKVCacheSaturated.md?raw" {
+		t.Fatalf("markdown source link = %v, want one to VLLMKVCacheSaturated.md?raw", rawLinks)
+	}
+	src, _ := base.Parse(attr(rawLinks[0], "href"))
+	if code, raw := ts.do(t, http.MethodGet, src.RequestURI(), browser); code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
+		t.Errorf("%s in a browser = %d %.40q, want the markdown", src.RequestURI(), code, raw)
+	}
+	rec := ts.record(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
+	if ct, vary := rec.Header().Get("Content-Type"), rec.Header().Values("Vary"); !strings.HasPrefix(ct, "text/html") || !slices.Contains(vary, "Accept") {
+		t.Errorf("Content-Type %q, Vary %q: want text/html, varying on Accept", ct, vary)
+	}
+
 	if code, _ := ts.do(t, http.MethodGet, "/runbooks/vllm/%00", browser); code < 400 || code >= 500 {
 		t.Errorf("bad runbook path = %d, want 4xx", code)
 	}

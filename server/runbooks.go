@@ -36,9 +36,12 @@ func (s *Server) runbooks() fs.FS {
 }
 
 // handleRunbook serves /runbooks/{server}/{Alert}: markdown files, found
-// with or without the .md suffix. Browsers (Accept: text/html) get HTML;
-// everything else, and any path ending in .md, gets the markdown text.
-// A path ending in .html gets HTML (the links `paged export
+// with or without the .md suffix, so that the link paged puts in every
+// message (…/vllm/VLLMKVCacheSaturated.md) opens as a page. Whatever the
+// suffix, a request that prefers HTML (a browser's Accept) gets the
+// rendered page, and everything else (Accept: text/markdown, curl's */*,
+// no Accept) the markdown source; ?raw always gets the source, and a path
+// ending in .html always the page (the links `paged export
 // --runbook-suffix .html` writes). A directory lists its runbooks.
 func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 	fsys := s.runbooks()
@@ -50,7 +53,10 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid runbook path", http.StatusBadRequest)
 		return
 	}
-	wantHTML := acceptsHTML(r.Header.Get("Accept")) && !strings.HasSuffix(name, ".md")
+	// The same URL answers HTML or markdown: caches must key on Accept.
+	w.Header().Add("Vary", "Accept")
+	_, raw := r.URL.Query()["raw"]
+	wantHTML := acceptsHTML(r.Header.Get("Accept")) && !raw
 	if base, ok := strings.CutSuffix(name, ".html"); ok {
 		name, wantHTML = base, true
 	}
@@ -77,7 +83,7 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body)
 		return
 	}
-	v := runbookView{Title: strings.TrimSuffix(file, ".md"), Body: renderMarkdown(string(body))}
+	v := runbookView{Title: path.Base(strings.TrimSuffix(file, ".md")), Body: renderMarkdown(string(body)), Raw: path.Base(file) + "?raw"}
 	s.addInstances(r, &v, file)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", runbookContentSecurityPolicy)

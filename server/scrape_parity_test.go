@@ -12,34 +12,44 @@ import (
 )
 
 // TestScrapeConfigsJudgedAsPromtool: every scrape_configs list under
-// testdata/scrape (Kubernetes, file, DNS, HTTP, Consul and EC2 discovery,
-// relabelling, auth, TLS, limits) is accepted by paged exactly when
-// Debian's `promtool check config` accepts it as a prometheus.yml, and the
-// name says which it is, so both judges are held to it. A rejected one
-// gets a problem with a line and column inside the scrape config.
+// testdata/scrape (file, DNS, HTTP and Consul discovery, relabelling,
+// auth, TLS, limits) is accepted by paged exactly when Debian's `promtool
+// check config` accepts it as a prometheus.yml, and the name says which
+// it is, so both judges are held to it. A rejected one gets a problem with
+// a line and column inside the scrape config. The configs under
+// testdata/scrape/all use mechanisms only the paged_all_discovery build
+// has (Kubernetes, EC2, GCE): that build is judged on them too, and the
+// default build must refer them to it (TestMissingDiscovery).
 //
 // Debian's promtool 2.42 is built without Kubernetes, Consul, Linode and
-// Nomad discovery: the configs that use them (testdata/scrape/prom3) are
+// Nomad discovery: the configs that use them (the prom3 folders) are
 // judged by Prometheus 3's promtool, the version paged embeds, when
 // PAGED_PROMTOOL3 names one (scripts/promtool3.sh builds it); without it
 // they are skipped with that message.
 func TestScrapeConfigsJudgedAsPromtool(t *testing.T) {
 	promtool := testbin.Require(t, "promtool")
-	files, err := filepath.Glob("testdata/scrape/*.yaml")
-	if err != nil || len(files) < 10 {
-		t.Fatalf("testdata/scrape: %d files, %v", len(files), err)
+	judge := func(t *testing.T, dir string, min int, promtool string) {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(files) < min {
+			t.Fatalf("%s: %d files, %v", dir, len(files), err)
+		}
+		checkScrapeConfigs(t, promtool, files)
 	}
-	checkScrapeConfigs(t, promtool, files)
-	t.Run("prom3", func(t *testing.T) {
-		promtool3 := os.Getenv("PAGED_PROMTOOL3")
-		if promtool3 == "" {
+	promtool3 := func(t *testing.T) string {
+		p := os.Getenv("PAGED_PROMTOOL3")
+		if p == "" {
 			t.Skip("Debian's promtool lacks kubernetes/consul discovery: set PAGED_PROMTOOL3 to Prometheus 3's promtool (scripts/promtool3.sh builds it)")
 		}
-		files, err := filepath.Glob("testdata/scrape/prom3/*.yaml")
-		if err != nil || len(files) < 5 {
-			t.Fatalf("testdata/scrape/prom3: %d files, %v", len(files), err)
+		return p
+	}
+	judge(t, "testdata/scrape", 10, promtool)
+	t.Run("prom3", func(t *testing.T) { judge(t, "testdata/scrape/prom3", 2, promtool3(t)) })
+	t.Run("all", func(t *testing.T) {
+		if DiscoveryBuild != "all" {
+			t.Skip("built without -tags paged_all_discovery: TestMissingDiscovery covers testdata/scrape/all; scripts/test.sh runs this build too")
 		}
-		checkScrapeConfigs(t, promtool3, files)
+		judge(t, "testdata/scrape/all", 2, promtool)
+		t.Run("prom3", func(t *testing.T) { judge(t, "testdata/scrape/all/prom3", 4, promtool3(t)) })
 	})
 }
 
@@ -103,8 +113,8 @@ func TestScrapeConfigSecretsRedacted(t *testing.T) {
         static_configs: [{targets: ["127.0.0.1:8000"]}]
       - job_name: token
         authorization: {credentials: tok-do-not-print}
-        kubernetes_sd_configs: [{role: pod}]
-        relabel_configs: [{source_labels: [__meta_kubernetes_pod_name], target_label: pod}]
+        consul_sd_configs: [{server: "127.0.0.1:8500", services: [vllm]}]
+        relabel_configs: [{source_labels: [__meta_consul_node], target_label: node}]
 rule_files: [basic.rules.yaml]
 `)
 	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
@@ -118,7 +128,7 @@ rule_files: [basic.rules.yaml]
 	if strings.Contains(out, "do-not-print") {
 		t.Fatalf("secret in the redacted config:\n%s", out)
 	}
-	for _, want := range []string{"password: <secret>", "credentials: <secret>", "role: pod", "target_label: pod", "keep: referenced"} {
+	for _, want := range []string{"password: <secret>", "credentials: <secret>", "server: 127.0.0.1:8500", "target_label: node", "keep: referenced"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("redacted config lacks %q:\n%s", want, out)
 		}

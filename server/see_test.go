@@ -261,7 +261,7 @@ func TestSeeRemoteMode(t *testing.T) {
 		{"labels":{"alertname":"ExternalGPUCold","severity":"info","server":"dcgm","gpu":"4"},"annotations":{"summary":"inhibited by ExternalGPUHot"}}]`)
 	var rows map[string][2]string
 	waitFor(t, "the alerts page lists every alert", 30*time.Second, func() bool {
-		rows = alertRows(t, chromiumDOM(t, base+"/"))
+		rows = alertRows(t, testbin.ChromiumDOM(t, base+"/"))
 		return rows["SeeKVCacheUsed"][0] == "firing" && rows["SeeQueueSlow"][0] == "pending" && rows["ExternalGPUHot"][0] == "firing" && rows["ExternalGPUCold"][0] == "inhibited"
 	})
 	if rows["SeeKVCacheUsed"][1] != sourceRule || rows["ExternalGPUHot"][1] != sourceAPI {
@@ -277,7 +277,7 @@ func TestSeeRemoteMode(t *testing.T) {
 		"severity=warning":                       "SeeKVCacheUsed",
 		"server=dcgm&state=firing":               "ExternalGPUHot",
 	} {
-		got := alertRows(t, chromiumDOM(t, base+"/?"+q))
+		got := alertRows(t, testbin.ChromiumDOM(t, base+"/?"+q))
 		if len(got) != 1 || got[want] == [2]string{} {
 			t.Errorf("/?%s lists %v, want only %s", q, got, want)
 		}
@@ -314,11 +314,11 @@ func TestSeeRemoteMode(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("silence: %s", resp.Status)
 	}
-	rows = alertRows(t, chromiumDOM(t, base+"/"))
+	rows = alertRows(t, testbin.ChromiumDOM(t, base+"/"))
 	if rows["ExternalGPUHot"][0] != "silenced" || rows["SeeKVCacheUsed"][0] != "firing" {
 		t.Errorf("after the silence: %v", rows)
 	}
-	if got := alertRows(t, chromiumDOM(t, base+"/?state=firing")); got["ExternalGPUHot"] != [2]string{} {
+	if got := alertRows(t, testbin.ChromiumDOM(t, base+"/?state=firing")); got["ExternalGPUHot"] != [2]string{} {
 		t.Errorf("a silenced alert is listed as firing: %v", got)
 	}
 
@@ -329,12 +329,12 @@ func TestSeeRemoteMode(t *testing.T) {
 		_, body := getBody(t, base+"/api/v1/alerts")
 		return strings.Contains(body, `"alertname":"PagedDatasourceDown"`)
 	})
-	dom := chromiumDOM(t, base+"/")
+	dom := testbin.ChromiumDOM(t, base+"/")
 	rows = alertRows(t, dom)
 	if rows["PagedDatasourceDown"] != [2]string{"firing", sourceBuiltin} {
 		t.Errorf("PagedDatasourceDown row = %v, want firing, built-in", rows["PagedDatasourceDown"])
 	}
-	if got := alertRows(t, chromiumDOM(t, base+"/?state=stale")); got["SeeKVCacheUsed"] == [2]string{} {
+	if got := alertRows(t, testbin.ChromiumDOM(t, base+"/?state=stale")); got["SeeKVCacheUsed"] == [2]string{} {
 		t.Errorf("state=stale lists %v, want the rule's alert kept stale", got)
 	}
 	screenshot(t, "alerts-datasource-down", base+"/")

@@ -93,13 +93,20 @@ func (ts *testServer) evalAll(now time.Time) {
 
 func (ts *testServer) do(t *testing.T, method, path string, header http.Header) (int, string) {
 	t.Helper()
+	rec := ts.record(t, method, path, header)
+	return rec.Code, rec.Body.String()
+}
+
+// record serves one request and returns the whole response.
+func (ts *testServer) record(t *testing.T, method, path string, header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
 	req := httptest.NewRequest(method, path, nil)
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	rec := httptest.NewRecorder()
 	ts.Handler().ServeHTTP(rec, req)
-	return rec.Code, rec.Body.String()
+	return rec
 }
 
 func groupNames(groups []*promrules.Group) []string {
@@ -497,9 +504,15 @@ func TestRunbooks(t *testing.T) {
 	if strings.Contains(body, "<script>") {
 		t.Errorf("raw HTML passed through:\n%s", body)
 	}
+	// The .md link paged sends opens as the page in a browser; ?raw is
+	// the source.
 	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md", html)
+	if code != 200 || !strings.Contains(body, `<h1 id="kv-cache-saturated">`) {
+		t.Errorf(".md path in a browser = %d %q, want the page", code, body)
+	}
+	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md?raw", html)
 	if code != 200 || !strings.HasPrefix(body, "# KV cache saturated") {
-		t.Errorf(".md path = %d %q, want the markdown text", code, body)
+		t.Errorf(".md?raw = %d %q, want the markdown text", code, body)
 	}
 	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/", nil)
 	if code != 200 || strings.TrimSpace(body) != "KVCacheSaturated" {

@@ -359,34 +359,12 @@ func TestUINotifierWithoutSilenceAPI(t *testing.T) {
 	}
 }
 
-// chromiumDOM loads url in headless Chromium and returns the DOM after the
-// page's scripts ran.
-func chromiumDOM(t *testing.T, target string) string {
-	t.Helper()
-	bin := testbin.Require(t, "chromium")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000",
-		"--dump-dom", target)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	if stdout.Len() == 0 {
-		t.Fatalf("chromium dumped no DOM:\n%s", stderr.String())
-	}
-	return stdout.String()
-}
-
 // The Slack "Silence" button's link opens the form with the matchers filled in.
 func TestUISilenceFormInChromium(t *testing.T) {
 	ts := newUIServer(t, "web: {auth_token_file: token}\n", uiRules)
 	srv := httptest.NewServer(ts.Handler())
 	defer srv.Close()
-	dom := chromiumDOM(t, srv.URL+"/#/silences/new?filter=%7Balertname%3D%22VLLMKVCacheSaturated%22%2Cinstance%3D%2210.0.3.7%3A8000%22%7D")
+	dom := testbin.ChromiumDOM(t, srv.URL+"/#/silences/new?filter=%7Balertname%3D%22VLLMKVCacheSaturated%22%2Cinstance%3D%2210.0.3.7%3A8000%22%7D")
 	doc := parseHTML(t, dom)
 
 	byID := func(id string) *html.Node {
@@ -466,7 +444,7 @@ document.getElementById("out").textContent = JSON.stringify(res);
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	doc := parseHTML(t, chromiumDOM(t, srv.URL+"/harness"))
+	doc := parseHTML(t, testbin.ChromiumDOM(t, srv.URL+"/harness"))
 	out := findAll(doc, func(n *html.Node) bool { return attr(n, "id") == "out" })
 	if len(out) != 1 || text(out[0]) == "" {
 		t.Fatal("harness wrote no result")

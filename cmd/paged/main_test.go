@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pagedhq/paged/server"
 )
 
 // TestMain lets testscript run paged as a command inside the test binary.
@@ -33,6 +36,14 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// [alldiscovery]: this binary was built with -tags
+		// paged_all_discovery (every Prometheus discovery mechanism).
+		Condition: func(cond string) (bool, error) {
+			if cond == "alldiscovery" {
+				return server.DiscoveryBuild == "all", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REPO", root)
 			e.Setenv("NO_COLOR", "1")

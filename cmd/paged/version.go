@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/pagedhq/paged/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -21,5 +24,11 @@ func (c *versionCmd) Run(e *env) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "paged %s%s %s/%s %s\n", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	// Which build this is matters to a scrape config (docs/embedded.md).
+	if server.DiscoveryBuild == "all" {
+		fmt.Fprintln(e.stdout, "discovery: every Prometheus mechanism (paged-full, -tags paged_all_discovery)")
+	} else {
+		fmt.Fprintf(e.stdout, "discovery: %s (the others are in paged-full, -tags paged_all_discovery)\n", strings.Join(server.BuiltinDiscovery(), ", "))
+	}
 	return nil
 }

@@ -401,3 +401,26 @@ func hasLabels(m *dto.Metric, pairs []string) bool {
 	}
 	return true
 }
+
+// ChromiumDOM loads target in headless Chromium (Debian's chromium) and
+// returns the DOM after the page's scripts ran: what a browser shows, not
+// what curl gets.
+func ChromiumDOM(t testing.TB, target string) string {
+	t.Helper()
+	bin := Require(t, "chromium")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000",
+		"--dump-dom", target)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	if stdout.Len() == 0 {
+		t.Fatalf("chromium dumped no DOM:\n%s", stderr.String())
+	}
+	return stdout.String()
+}
