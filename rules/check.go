@@ -31,6 +31,12 @@ type Pass struct {
 	out    *[]Finding
 	group  *Group
 	rule   *Rule
+	// pending are findings that stand only if no file before this one
+	// records a name (reportUnlessRecordedBefore); worker holds the
+	// caches of the goroutine running the check. Both are nil outside a
+	// lint run.
+	pending *[]pendingFinding
+	worker  *worker
 }
 
 // Report records a finding at rng with the check's configured severity.
@@ -41,6 +47,22 @@ func (p *Pass) Report(rng Range, format string, args ...any) {
 // ReportSeverity records a finding with an explicit severity (for checks
 // whose findings differ in weight). A configured override still wins.
 func (p *Pass) ReportSeverity(sev Severity, rng Range, format string, args ...any) {
+	*p.out = append(*p.out, p.finding(sev, rng, format, args...))
+}
+
+// reportUnlessRecordedBefore is ReportSeverity for a finding that stands
+// only if no file before this one, in the run's order, has a recording
+// rule writing name: files are linted in any order, so the run decides
+// once it has read them all. Outside a run there is no file before.
+func (p *Pass) reportUnlessRecordedBefore(name string, sev Severity, rng Range, format string, args ...any) {
+	if p.pending == nil {
+		p.ReportSeverity(sev, rng, format, args...)
+		return
+	}
+	*p.pending = append(*p.pending, pendingFinding{Finding: p.finding(sev, rng, format, args...), unlessRecorded: name})
+}
+
+func (p *Pass) finding(sev Severity, rng Range, format string, args ...any) Finding {
 	if s, ok := p.Config.Severity[p.check.Name]; ok {
 		sev = s
 	}
@@ -60,7 +82,7 @@ func (p *Pass) ReportSeverity(sev Severity, rng Range, format string, args ...an
 			f.Group = p.rule.Group.Name.Value
 		}
 	}
-	*p.out = append(*p.out, f)
+	return f
 }
 
 // ReportNode reports at a YAML node.

@@ -74,11 +74,7 @@ func lintAbsentLabels(p *Pass, r *Rule) {
 			if !strings.Contains(v, "{{") {
 				continue
 			}
-			for _, m := range labelRefRe.FindAllStringSubmatchIndex(v, -1) {
-				start, end := m[2], m[3]
-				if start < 0 {
-					start, end = m[4], m[5]
-				}
+			for start, end := range labelRefs(v) {
 				name := v[start:end]
 				if fixed[name] || set.has(name) || !whole.has(name) || reported[kv.Key.Value+"\x00"+name] {
 					continue

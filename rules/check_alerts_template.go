@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"text/template/parse"
+	"unicode"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql"
@@ -33,7 +34,7 @@ func lintTemplates(p *Pass, r *Rule) {
 		return
 	}
 	test := func(what string, kv KV) {
-		if !strings.Contains(kv.Value.Value, "{{") {
+		if !strings.Contains(kv.Value.Value, "{{") || p.worker.templateParses(kv.Value.Value) {
 			return
 		}
 		_, err := parse.Parse("__alert_"+r.Name(), templateDefs+kv.Value.Value, "", "", templateFuncNames(), textTemplateBuiltins)
@@ -62,6 +63,72 @@ func lintTemplates(p *Pass, r *Rule) {
 	for _, kv := range r.Annotations {
 		test("annotation", kv)
 	}
+}
+
+// templateParses reports whether a template is known to parse, without
+// parsing it whole: false means "parse it to know". Most alert templates
+// are text with a few actions that print a value ({{ $labels.instance }},
+// {{ $value | humanize }}), the same ones in every rule; each such action
+// is parsed once, after templateDefs, and the answer kept.
+//
+// That is exact for simple actions (simpleAction): such an action ends at
+// the first }} after its {{, declares no variable and opens or closes no
+// block, so the lexer and the parser read it alike whatever text and
+// actions surround it. A template made only of them parses when each of
+// its actions does.
+func (w *worker) templateParses(s string) bool {
+	if w == nil {
+		return false
+	}
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			return true
+		}
+		s = s[i+2:]
+		j := strings.Index(s, "}}")
+		if j < 0 {
+			return false
+		}
+		action := s[:j]
+		if !simpleAction(action) || !w.actionParses(action) {
+			return false
+		}
+		s = s[j+2:]
+	}
+}
+
+// actionParses parses one simple action, once per worker.
+func (w *worker) actionParses(action string) bool {
+	ok, seen := w.templateActions[action]
+	if !seen {
+		_, err := parse.Parse("action", templateDefs+"{{"+action+"}}", "", "", templateFuncNames(), textTemplateBuiltins)
+		ok = err == nil
+		w.templateActions[action] = ok
+	}
+	return ok
+}
+
+// simpleAction: the text between {{ and }} holds no brace (so no string
+// in it hides a }}), no backquote, no comment (/), no declaration or
+// assignment (=), and does not start with a keyword (if, end, range,
+// define, ...).
+func simpleAction(a string) bool {
+	if strings.ContainsAny(a, "{}`/=") {
+		return false
+	}
+	first := strings.TrimLeft(a, " \t\r\n-")
+	end := strings.IndexFunc(first, func(r rune) bool {
+		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	})
+	if end >= 0 {
+		first = first[:end]
+	}
+	switch first {
+	case "block", "break", "continue", "define", "else", "end", "if", "range", "template", "with":
+		return false
+	}
+	return true
 }
 
 // templateFuncNames are the functions Prometheus's alert templates offer

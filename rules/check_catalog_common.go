@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -75,45 +76,69 @@ const maxWalkDepth = 1000
 // walkAST calls fn for every node with its ancestors, outermost first.
 // The path slice is reused: copy it to keep it.
 func walkAST(root parser.Node, fn func(n parser.Node, path []parser.Node)) {
+	// Every check walks every expression, some several times: the path
+	// buffers are pooled rather than allocated for each walk.
+	buf := walkPaths.Get().(*[]parser.Node)
+	path := (*buf)[:0]
+	walkNode(root, fn, &path)
+	*buf = path[:0]
+	walkPaths.Put(buf)
+}
+
+var walkPaths = sync.Pool{New: func() any {
 	path := make([]parser.Node, 0, 16)
-	var walk func(n parser.Node)
-	walk = func(n parser.Node) {
-		if isNilNode(n) || len(path) > maxWalkDepth {
-			return
-		}
-		fn(n, path)
-		path = append(path, n)
-		// The common nodes inline, without building a slice of children.
-		switch n := n.(type) {
-		case *parser.BinaryExpr:
-			walk(n.LHS)
-			walk(n.RHS)
-		case *parser.AggregateExpr:
-			walk(n.Expr)
-			walk(n.Param)
-		case *parser.ParenExpr:
-			walk(n.Expr)
-		case *parser.MatrixSelector:
-			walk(n.VectorSelector)
-		case *parser.Call:
-			for _, a := range n.Args {
-				walk(a)
-			}
-		case *parser.VectorSelector, *parser.NumberLiteral, *parser.StringLiteral:
-		default:
-			for _, c := range astChildren(n) {
-				walk(c)
-			}
-		}
-		path = path[:len(path)-1]
+	return &path
+}}
+
+// walkNode is walkAST below n, whose ancestors are *path. fn is passed
+// down rather than kept in a struct so that it stays on the caller's
+// stack: a check's closure is not allocated for every walk.
+func walkNode(n parser.Node, fn func(n parser.Node, path []parser.Node), path *[]parser.Node) {
+	if isNilNode(n) || len(*path) > maxWalkDepth {
+		return
 	}
-	walk(root)
+	fn(n, *path)
+	*path = append(*path, n)
+	// The common nodes inline, without building a slice of children.
+	switch n := n.(type) {
+	case *parser.BinaryExpr:
+		walkNode(n.LHS, fn, path)
+		walkNode(n.RHS, fn, path)
+	case *parser.AggregateExpr:
+		walkNode(n.Expr, fn, path)
+		walkNode(n.Param, fn, path)
+	case *parser.ParenExpr:
+		walkNode(n.Expr, fn, path)
+	case *parser.MatrixSelector:
+		walkNode(n.VectorSelector, fn, path)
+	case *parser.Call:
+		for _, a := range n.Args {
+			walkNode(a, fn, path)
+		}
+	case *parser.VectorSelector, *parser.NumberLiteral, *parser.StringLiteral:
+	default:
+		for _, c := range astChildren(n) {
+			walkNode(c, fn, path)
+		}
+	}
+	*path = (*path)[:len(*path)-1]
 }
 
 // isNilNode reports a nil node, also a typed nil pointer in the interface.
 func isNilNode(n parser.Node) bool {
-	if n == nil {
+	// The node types of every expression without reflection: walkAST
+	// asks for each node of each walk.
+	switch n := n.(type) {
+	case nil:
 		return true
+	case *parser.VectorSelector:
+		return n == nil
+	case *parser.BinaryExpr:
+		return n == nil
+	case *parser.Call:
+		return n == nil
+	case *parser.NumberLiteral:
+		return n == nil
 	}
 	v := reflect.ValueOf(n)
 	return v.Kind() == reflect.Pointer && v.IsNil()
@@ -348,14 +373,14 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 // inside a selector or a grouping clause rather than at the whole node.
 
 // matcherRange finds the label name of a matcher inside a selector's text.
-func matcherRange(e *Expr, vs *parser.VectorSelector, label string) posrange.PositionRange {
+func (p *Pass) matcherRange(e *Expr, vs *parser.VectorSelector, label string) posrange.PositionRange {
 	pr := vs.PositionRange()
 	text := exprSlice(e, pr)
 	brace := strings.IndexByte(text, '{')
 	if brace < 0 {
 		return pr
 	}
-	re, err := regexp.Compile(`(?:^|[{,\s])"?(` + regexp.QuoteMeta(label) + `)"?\s*(?:=~|!~|!=|=)`)
+	re, err := p.worker.matcherRe(label)
 	if err != nil {
 		return pr
 	}
@@ -364,6 +389,26 @@ func matcherRange(e *Expr, vs *parser.VectorSelector, label string) posrange.Pos
 		return posrange.PositionRange{Start: start, End: start + posrange.Pos(len(label))}
 	}
 	return pr
+}
+
+// matcherRe finds a matcher of label in a selector: compiled once per
+// worker and label.
+func (w *worker) matcherRe(label string) (*regexp.Regexp, error) {
+	if w == nil {
+		return compileMatcherRe(label)
+	}
+	if re := w.matcherRes[label]; re != nil {
+		return re, nil
+	}
+	re, err := compileMatcherRe(label)
+	if err == nil {
+		w.matcherRes[label] = re
+	}
+	return re, err
+}
+
+func compileMatcherRe(label string) (*regexp.Regexp, error) {
+	return regexp.Compile(`(?:^|[{,\s])"?(` + regexp.QuoteMeta(label) + `)"?\s*(?:=~|!~|!=|=)`)
 }
 
 var groupingRe = regexp.MustCompile(`\b(?:by|without)\s*\(([^()]*)\)`)

@@ -54,7 +54,7 @@ func catalogLabel(p *Pass, r *Rule, ff *fileFacts) {
 			case mt.Type == labels.MatchEqual || mt.Type == labels.MatchRegexp:
 				continue // l="" asserts the label is absent: deliberate
 			}
-			pr := matcherRange(r.Expr, s.VS, mt.Name)
+			pr := p.matcherRange(r.Expr, s.VS, mt.Name)
 			p.ReportSeverity(sev, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
 				"%s has no label %q%s", s.Name, mt.Name, labelHint(m, s.Series, mt.Name))
 		}
@@ -174,7 +174,7 @@ func checkLabelValue(p *Pass, r *Rule, s llmSelector, mt *labels.Matcher) {
 	if len(vals) == 0 || mt.Type != labels.MatchEqual || mt.Value == "" || slices.Contains(vals, mt.Value) {
 		return
 	}
-	pr := matcherRange(r.Expr, s.VS, mt.Name)
+	pr := p.matcherRange(r.Expr, s.VS, mt.Name)
 	p.ReportExpr(r, pr, "%s{%s=%q} matches no series: %s writes %s as one of %s", s.Name, mt.Name, mt.Value,
 		s.Server.Title, mt.Name, strings.Join(vals, ", "))
 }

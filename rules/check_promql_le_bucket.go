@@ -52,7 +52,7 @@ func promqlLeBucket(p *Pass, r *Rule, ff *fileFacts) {
 }
 
 func checkLe(p *Pass, r *Rule, vs *parser.VectorSelector, m *catalog.Metric, val string) {
-	pr := matcherRange(r.Expr, vs, "le")
+	pr := p.matcherRange(r.Expr, vs, "le")
 	f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 	if err != nil {
 		p.ReportExpr(r, pr, "le=%q is not a number, so it matches no bucket of %s", val, m.Name)

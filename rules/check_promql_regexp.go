@@ -49,7 +49,7 @@ func lintRegexp(p *Pass, r *Rule) {
 				continue
 			}
 			// Only now, for a finding: locating the matcher in the text costs.
-			mr := matcherRange(r.Expr, vs, m.Name)
+			mr := p.matcherRange(r.Expr, vs, m.Name)
 			rng := p.File.ExprRange(r.Expr, int(mr.Start), int(mr.End))
 			sel := m.String()
 			switch m.Type {

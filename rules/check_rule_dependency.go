@@ -35,6 +35,7 @@ var checkRuleDependency = &Check{
 }
 
 func lintDependency(p *Pass, f *File) {
+	writers := recordWriters(f)
 	for _, g := range f.Groups {
 		for i, r := range g.Rules {
 			if !ruleExprOK(r) {
@@ -57,13 +58,14 @@ func lintDependency(p *Pass, f *File) {
 						"nothing writes it any more, so this rule sees no data", name, rm.Path, rm.Line, rm.Base)
 					return
 				}
-				w, ok := p.Config.writers[name]
+				w, ok := writers[name]
 				if !ok || w.rule == r {
 					return
 				}
 				switch {
 				case w.group == g && w.index > i:
-					p.ReportSeverity(Info, p.File.ExprRange(r.Expr, int(safeRange(vs).Start), int(safeRange(vs).End)),
+					// Unless a file before this one writes name first.
+					p.reportUnlessRecordedBefore(name, Info, p.File.ExprRange(r.Expr, int(safeRange(vs).Start), int(safeRange(vs).End)),
 						"%s is written by the recording rule at line %d, later in this group: rules run in order, so this one reads "+
 							"the previous evaluation's value (move the recording rule above it)", name, w.rule.Node.Line)
 				}
@@ -79,19 +81,18 @@ type writer struct {
 	index int
 }
 
-// recordWriters maps each recorded name of a run to the first rule that
-// writes it.
-func recordWriters(files []*File) map[string]writer {
+// recordWriters maps each name recorded in a file to the first rule of the
+// file that writes it. Whether a file before it writes the name too is
+// the lint run's to tell (reportUnlessRecordedBefore).
+func recordWriters(f *File) map[string]writer {
 	out := map[string]writer{}
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for i, r := range g.Rules {
-				if r.Record == nil || r.Record.Value == "" {
-					continue
-				}
-				if _, ok := out[r.Record.Value]; !ok {
-					out[r.Record.Value] = writer{group: g, rule: r, index: i}
-				}
+	for _, g := range f.Groups {
+		for i, r := range g.Rules {
+			if r.Record == nil || r.Record.Value == "" {
+				continue
+			}
+			if _, ok := out[r.Record.Value]; !ok {
+				out[r.Record.Value] = writer{group: g, rule: r, index: i}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,45 @@ func TestRuleDependencyOrder(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The recording rule that counts is the first of the run to write a name:
+// when a file before writes it too, a later writer in the reader's group
+// is not the one read, whichever file the workers finish first.
+func TestRuleDependencyAcrossFiles(t *testing.T) {
+	reader := "groups:\n  - name: a\n    rules:\n      - alert: ReadsLater\n        expr: job:x:rate5m > 1\n" +
+		"      - record: job:x:rate5m\n        expr: sum by (job) (rate(x_total[5m]))\n"
+	writer := "groups:\n  - name: w\n    rules:\n      - record: job:x:rate5m\n        expr: sum by (job) (rate(x_total[5m]))\n"
+	cfg := DefaultConfig()
+	cfg.Only = []string{"rule/dependency"}
+	for _, tc := range []struct {
+		order []string
+		want  int
+	}{
+		{[]string{"reader", "writer"}, 1},
+		{[]string{"writer", "reader"}, 0},
+	} {
+		var files []*File
+		for i := range 40 { // enough files for the workers to finish out of order
+			for _, name := range tc.order {
+				src := map[string]string{"reader": reader, "writer": writer}[name]
+				files = append(files, ParseFile(fmt.Sprintf("%02d-%s.yaml", i, name), []byte(src), ParseOptions{}))
+			}
+		}
+		got := 0
+		for _, fd := range Lint(files, cfg) {
+			if fd.Rule == "ReadsLater" {
+				got++
+				want := "00-reader.yaml:5:15: info [rule/dependency] job:x:rate5m is written by the recording rule at line 6, later in this group: " +
+					"rules run in order, so this one reads the previous evaluation's value (move the recording rule above it)"
+				if fd.String() != want {
+					t.Errorf("%v: %s\nwant %s", tc.order, fd, want)
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("files in the order %v: %d findings on ReadsLater, want %d", tc.order, got, tc.want)
+		}
 	}
 }

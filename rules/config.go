@@ -53,8 +53,7 @@ type Config struct {
 	// Only, when set, runs just these checks (besides the loader's).
 	Only []string
 
-	live    *liveState        // what the live checks learnt during this run
-	writers map[string]writer // recorded name -> the rule writing it, in this run
+	live *liveState // what the live checks learnt during this run
 }
 
 // PrometheusAPI is what online checks ask a live Prometheus.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,15 +29,24 @@ type SourceFunc func(path string, line int) string
 func WriteFindings(w io.Writer, format string, fs []Finding, src SourceFunc, color bool) error {
 	switch format {
 	case FormatText, "":
-		return writeText(w, fs, src, color)
+		return writeBuffered(w, func(w io.Writer) error { return writeText(w, fs, src, color) })
 	case FormatJSON:
 		return writeJSON(w, fs)
 	case FormatGitHub:
-		return writeGitHub(w, fs)
+		return writeBuffered(w, func(w io.Writer) error { return writeGitHub(w, fs) })
 	case FormatSARIF:
 		return writeSARIF(w, fs)
 	}
 	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// writeBuffered runs a writer of lines through a buffer: a few writes for
+// a report, not one per line (each a system call on a pipe).
+func writeBuffered(w io.Writer, write func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	err := write(bw)
+	_ = bw.Flush() // the line writers do not report a failed write either
+	return err
 }
 
 const (

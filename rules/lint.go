@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -9,16 +11,19 @@ import (
 
 // Lint runs every enabled check on the files and returns the findings of
 // the loader and the checks, sorted, with the ones silenced by comments
-// removed. It collects everything in one pass and never stops early.
+// removed. It collects everything in one pass and never stops early. The
+// files are linted on one worker per CPU; the findings do not depend on
+// the order the workers finish in.
 func Lint(files []*File, cfg *Config) []Finding {
-	if cfg == nil {
-		cfg = DefaultConfig()
-	}
-	var out []Finding
-	cfg.writers = recordWriters(files)
-	for _, f := range files {
-		out = append(out, lintFile(f, cfg)...)
-	}
+	found := lintAll(len(files), func(i int) *File { return files[i] }, cfg, nil)
+	return sortedFindings(found)
+}
+
+// sortedFindings joins the findings of each file, in the order of the
+// files, and sorts them: the sort is stable, so findings equal in path,
+// position, check and message keep the order of the files.
+func sortedFindings(perFile [][]Finding) []Finding {
+	out := slices.Concat(perFile...)
 	SortFindings(out)
 	return dedupe(out)
 }
@@ -39,16 +44,36 @@ func dedupe(fs []Finding) []Finding {
 	return out
 }
 
-func lintFile(f *File, cfg *Config) []Finding {
-	var found []Finding
-	loaderChecks := map[string]*Check{}
+// loaderCheck returns the loader's check (registry.go) of that name, or
+// nil for a check that has a function of its own.
+func loaderCheck(name string) *Check {
 	for _, ch := range Checks() {
-		if ch.Rule == nil && ch.Group == nil && ch.File == nil {
-			loaderChecks[ch.Name] = ch
+		if ch.Name == name && ch.Rule == nil && ch.Group == nil && ch.File == nil {
+			return ch
 		}
 	}
+	return nil
+}
+
+// fileFindings are what the checks found in one file: the findings, and
+// those that stand only if no file before it records a name.
+type fileFindings struct {
+	found   []Finding
+	pending []pendingFinding
+}
+
+// pendingFinding stands only if no file before its own in the run has a
+// recording rule writing unlessRecorded (rule/dependency).
+type pendingFinding struct {
+	Finding
+	unlessRecorded string
+}
+
+// lintFile runs the checks on one file, with the caches of worker w.
+func lintFile(f *File, cfg *Config, w *worker) fileFindings {
+	var out fileFindings
 	for _, p := range f.Problems {
-		if ch, ok := loaderChecks[p.Check]; ok {
+		if ch := loaderCheck(p.Check); ch != nil {
 			if matchesAny(cfg.Disabled, ch.Name) {
 				continue
 			}
@@ -56,13 +81,13 @@ func lintFile(f *File, cfg *Config) []Finding {
 				p.Severity = s
 			}
 		}
-		found = append(found, p)
+		out.found = append(out.found, p)
 	}
 	for _, ch := range Checks() {
 		if !cfg.Enabled(ch) {
 			continue
 		}
-		p := &Pass{File: f, Config: cfg, check: ch, out: &found}
+		p := &Pass{File: f, Config: cfg, check: ch, out: &out.found, pending: &out.pending, worker: w}
 		if ch.File != nil {
 			ch.File(p, f)
 		}
@@ -79,7 +104,10 @@ func lintFile(f *File, cfg *Config) []Finding {
 			}
 		}
 	}
-	return applyDirectives(f, found)
+	d := parseDirectives(f)
+	out.found = slices.DeleteFunc(out.found, d.silences)
+	out.pending = slices.DeleteFunc(out.pending, func(pf pendingFinding) bool { return d.silences(pf.Finding) })
+	return out
 }
 
 var directiveRe = regexp.MustCompile(`paged:(disable-file|disable)\s+([^#]*)`)
@@ -99,7 +127,7 @@ type ruleSpan struct {
 
 func parseDirectives(f *File) directives {
 	var d directives
-	if !strings.Contains(string(f.Content), "paged:disable") {
+	if !bytes.Contains(f.Content, []byte("paged:disable")) {
 		return d
 	}
 	for i := 1; i <= f.index.lines(); i++ {
@@ -174,26 +202,15 @@ func nodeEndLine(n *yaml.Node) int {
 	return end
 }
 
-func applyDirectives(f *File, found []Finding) []Finding {
-	d := parseDirectives(f)
-	if len(d.file) == 0 && len(d.rules) == 0 {
-		return found
+// silences reports whether a directive silences the finding.
+func (d directives) silences(fd Finding) bool {
+	if matchesAny(d.file, fd.Check) {
+		return true
 	}
-	out := found[:0]
-	for _, fd := range found {
-		if matchesAny(d.file, fd.Check) {
-			continue
-		}
-		silenced := false
-		for _, s := range d.rules {
-			if fd.Range.Start.Line >= s.start && fd.Range.Start.Line <= s.end && matchesAny(s.checks, fd.Check) {
-				silenced = true
-				break
-			}
-		}
-		if !silenced {
-			out = append(out, fd)
+	for _, s := range d.rules {
+		if fd.Range.Start.Line >= s.start && fd.Range.Start.Line <= s.end && matchesAny(s.checks, fd.Check) {
+			return true
 		}
 	}
-	return out
+	return false
 }

@@ -97,31 +97,24 @@ func (c *lintCmd) Run(e *env) error {
 	}
 	opts := rules.ParseOptions{IgnoreUnknownFields: c.IgnoreUnknownFields, Parser: parser.NewParser(popts)}
 	files := loaded
-	byPath := map[string]*rules.File{}
-	for _, f := range loaded {
-		byPath[f.Path] = f
-	}
-	for _, p := range paths {
-		f, err := rules.ReadFile(p, opts)
+	if c.Base != "" {
+		// --base compares the recording rules of every file being linted
+		// with the base revision's before any file is linted.
+		read, err := rules.ReadFiles(paths, opts)
 		if err != nil {
 			return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
 		}
-		files = append(files, f)
-		byPath[f.Path] = f
-	}
-	if c.Base != "" {
 		base, err := baseFiles(c.Base, paths, opts)
 		if err != nil {
 			return usageError("lint: %v", err)
 		}
+		files = append(files, read...)
 		cfg.RemovedRecords = rules.RemovedRecords(base, files, c.Base)
+		paths = nil
 	}
-	findings := rules.Lint(files, cfg)
-	src := func(path string, line int) string {
-		if f := byPath[path]; f != nil {
-			return f.Line(line)
-		}
-		return ""
+	findings, src, err := rules.LintFiles(files, paths, opts, cfg)
+	if err != nil {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
 	}
 	color := c.Format == rules.FormatText && useColor(e)
 	if err := rules.WriteFindings(e.stdout, c.Format, findings, src, color); err != nil {

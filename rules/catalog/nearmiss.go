@@ -46,23 +46,35 @@ func (c *Catalog) NearMiss(name string) (NearMissResult, bool) {
 		if s.Prefix != "" && strings.HasPrefix(name, s.Prefix) {
 			continue
 		}
-		for _, near := range append([]string{strings.ToLower(nm.right)}, nm.near...) {
-			if !strings.HasPrefix(lower, near) || strings.HasPrefix(name, nm.right) {
-				continue
-			}
-			rest := name[len(near):]
-			if strings.Contains(rest, ":") {
-				continue
-			}
-			if strings.ToUpper(nm.right) == nm.right {
-				rest = strings.ToUpper(rest)
-			}
-			fixed := nm.right + rest
-			_, known := c.Resolve(fixed)
-			if _, notReal := c.NotReal(fixed); known || notReal {
-				return NearMissResult{Name: fixed, Server: s, Prefix: nm.right}, true
+		if r, ok := c.nearMissAs(name, lower, strings.ToLower(nm.right), nm.right, s); ok {
+			return r, true
+		}
+		for _, near := range nm.near {
+			if r, ok := c.nearMissAs(name, lower, near, nm.right, s); ok {
+				return r, true
 			}
 		}
+	}
+	return NearMissResult{}, false
+}
+
+// nearMissAs reports whether name, lower-cased in lower, is a catalogued
+// name of server s written with the prefix near instead of right.
+func (c *Catalog) nearMissAs(name, lower, near, right string, s *Server) (NearMissResult, bool) {
+	if !strings.HasPrefix(lower, near) || strings.HasPrefix(name, right) {
+		return NearMissResult{}, false
+	}
+	rest := name[len(near):]
+	if strings.Contains(rest, ":") {
+		return NearMissResult{}, false
+	}
+	if strings.ToUpper(right) == right {
+		rest = strings.ToUpper(rest)
+	}
+	fixed := right + rest
+	_, known := c.Resolve(fixed)
+	if _, notReal := c.NotReal(fixed); known || notReal {
+		return NearMissResult{Name: fixed, Server: s, Prefix: right}, true
 	}
 	return NearMissResult{}, false
 }
