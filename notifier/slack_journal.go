@@ -34,6 +34,8 @@ type slackJournal struct {
 	mu       sync.Mutex
 	msgs     map[journalKey]journalEntry
 	channels map[string]string // configured channel -> channel ID Slack answered with
+
+	scans historyScans // the history scans of crash recovery (slack_recover.go)
 }
 
 // journalKey is one group of one Slack integration of a receiver.

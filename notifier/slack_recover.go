@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/alertmanager/notify"
@@ -16,10 +20,39 @@ const (
 	// message; its payload holds the intent id and a hash of the group key.
 	slackEventType = "paged_alert_group"
 	// historyMargin widens the conversations.history window around an
-	// intent, for the difference between paged's and Slack's clocks.
+	// intent, for the difference between paged's and Slack's clocks, when
+	// the journal has no answered post to bound it (clockBound).
 	historyMargin = 2 * time.Minute
-	historyLimit  = 200
+	// historyLimit is the page size, the most Slack recommends for
+	// conversations.history.
+	historyLimit = 200
+	// historyMaxPages bounds a scan in calls: 20 pages are 4,000 top-level
+	// messages in the few minutes around the interrupted posts (a storm
+	// of paged's own and a busy channel's), and stay within a minute's
+	// allowance of conversations.history (Slack's tier 3, about 50 calls
+	// a minute per method and workspace).
+	historyMaxPages = 20
+	// historyBudget bounds a lookup in time, waits for 429 included. The
+	// lookup runs within the post's timeout (15 s by default), so it takes
+	// at most two thirds of that: the rest is left to edit or post.
+	historyBudget = 10 * time.Second
+	// historyReuse is how long a finished scan answers the lookups of
+	// other groups: after a crash in a storm every group with an
+	// interrupted post looks in the same minutes of the same channel, at
+	// its first flush after the restart (group_wait, and retries).
+	historyReuse = time.Minute
+	// historyCalibration: answered posts attempted within this long of an
+	// intent bound the offset between paged's clock and Slack's; older
+	// ones may predate a clock step.
+	historyCalibration = time.Hour
+	// historySlack widens a window bound by answered posts, for a restart
+	// on a host whose clock differs by a little, and rounding.
+	historySlack = 5 * time.Second
 )
+
+// errHistoryBound: a lookup ran out of pages or time before it read its
+// whole window.
+var errHistoryBound = errors.New("bound reached")
 
 func intentMetadata(intent, gkey string) slack.SlackMetadata {
 	return slack.SlackMetadata{
@@ -66,6 +99,9 @@ func (s *slackNotifier) journalMessage(ctx context.Context, api *slack.Client, k
 	}
 	channel, ts, err := s.findPosted(ctx, api, k, e, timeout)
 	switch {
+	case errors.Is(err, errHistoryBound):
+		s.logger.Warn("gave up looking for the message of an interrupted post, posting a new one: if Slack had stored the first, the group now has two",
+			"channel", channel, "intent_at", e.At, "err", err)
 	case err != nil:
 		s.logger.Warn("cannot look for the message posted before a restart, posting a new one; "+
 			"conversations.history needs the channels:history (or groups:history) scope and the channel as an ID",
@@ -80,34 +116,310 @@ func (s *slackNotifier) journalMessage(ctx context.Context, api *slack.Client, k
 }
 
 // findPosted looks for the message posted with intent e in the channel's
-// history, around the time of the intent. The channel is the ID learned
-// from earlier posts, or the configured value (Slack answers a name with
-// channel_not_found).
+// history: the ID learned from earlier posts, or the configured value
+// (Slack answers a name with channel_not_found). It reads every page of
+// the window the message can be in, within historyMaxPages and
+// historyBudget, and shares the reading with the other groups of the
+// integration whose posts were interrupted in the same minutes
+// (historyScans). errHistoryBound when the bound came first.
 func (s *slackNotifier) findPosted(ctx context.Context, api *slack.Client, k journalKey, e journalEntry, timeout time.Duration) (channel, ts string, err error) {
+	arrived := time.Now()
 	channel = s.journal.channelID(e.Channel)
-	resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+	budget := min(historyBudget, timeout*2/3)
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	key := scanKey{Receiver: k.Receiver, Integration: k.Integration, Channel: channel}
+	// A scan that began before this lookup may have missed a message Slack
+	// stored after it read that page: its "none" holds only if the post
+	// had surely ended when it began.
+	q := lookup{intent: e.Intent, group: groupHash(k.Group), at: e.At, trustFrom: arrived}
+	if end := e.At.Add(timeout); end.Before(arrived) {
+		q.trustFrom = end
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return channel, "", fmt.Errorf("%w: the lookup ended (%v) within its budget of %s", errHistoryBound, err, budget)
+		}
+		sc, own := s.journal.scans.next(key, q, func() *historyScan { return s.journal.newScan(key, e.At, timeout) })
+		if own {
+			sc.run(ctx, api, channel)
+			s.logger.Info("read the channel's history for interrupted posts", "channel", channel,
+				"oldest", sc.window.oldest, "latest", sc.window.latest, "pages", sc.pages, "found", len(sc.found), "complete", sc.complete)
+		} else {
+			select {
+			case <-sc.done:
+			case <-ctx.Done():
+				return channel, "", fmt.Errorf("%w: the time budget (%s) ran out waiting for another group's scan", errHistoryBound, budget)
+			}
+		}
+		if ts, ok, err := sc.answer(q); ok {
+			return channel, ts, err
+		}
+	}
+}
+
+// lookup is what one group looks for in a channel's history.
+type lookup struct {
+	intent, group string
+	at            time.Time // of the intent
+	trustFrom     time.Time // a scan begun earlier may have missed it
+}
+
+// historyWindow is a span of a channel's history, by Slack's clock.
+type historyWindow struct{ oldest, latest time.Time }
+
+func (w historyWindow) covers(o historyWindow) bool {
+	return !w.oldest.After(o.oldest) && !w.latest.Before(o.latest)
+}
+
+func (w historyWindow) union(o historyWindow) historyWindow {
+	if o.oldest.Before(w.oldest) {
+		w.oldest = o.oldest
+	}
+	if o.latest.After(w.latest) {
+		w.latest = o.latest
+	}
+	return w
+}
+
+// clockBound says where the ts of a message posted with an intent at t
+// can be, by Slack's clock: within [t+lo, t+hi].
+type clockBound struct{ lo, hi time.Duration }
+
+func (b clockBound) window(at time.Time) historyWindow {
+	return historyWindow{oldest: at.Add(b.lo), latest: at.Add(b.hi)}
+}
+
+// clockBound narrows the window by what the journal knows. Slack stores a
+// post between its intent and the end of its timeout, by paged's clock;
+// so every answered post (ts, intent at) of the integration in the
+// channel bounds the offset of Slack's clock: ts-at-timeout <= offset <=
+// ts-at. Without answered posts, or when they disagree (a clock step,
+// another timeout), the margin is historyMargin either side.
+func (j *slackJournal) clockBound(key scanKey, at time.Time, timeout time.Duration) clockBound {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var lo, hi time.Duration // bounds of the offset
+	n := 0
+	for k, e := range j.msgs {
+		if e.TS == "" || k.Receiver != key.Receiver || k.Integration != key.Integration || e.ChannelID != key.Channel ||
+			e.At.Sub(at).Abs() > historyCalibration {
+			continue
+		}
+		ts, ok := parseSlackTime(e.TS)
+		if !ok {
+			continue
+		}
+		d := ts.Sub(e.At)
+		if n == 0 {
+			lo, hi = d-timeout, d
+		} else {
+			lo, hi = max(lo, d-timeout), min(hi, d)
+		}
+		n++
+	}
+	if n == 0 || lo > hi {
+		return clockBound{lo: -historyMargin, hi: timeout + historyMargin}
+	}
+	return clockBound{lo: lo - historySlack, hi: timeout + hi + historySlack}
+}
+
+// newScan makes the scan for a lookup of an intent at at: over its window,
+// widened to the windows of the integration's other interrupted posts in
+// the channel attempted within historyMargin of it, so that one scan
+// answers the groups of a storm.
+func (j *slackJournal) newScan(key scanKey, at time.Time, timeout time.Duration) *historyScan {
+	b := j.clockBound(key, at, timeout)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w := b.window(at)
+	for k, e := range j.msgs {
+		if e.TS != "" || e.Intent == "" || k.Receiver != key.Receiver || k.Integration != key.Integration ||
+			cmp.Or(j.channels[e.Channel], e.Channel) != key.Channel || e.At.Sub(at).Abs() > historyMargin {
+			continue
+		}
+		w = w.union(b.window(e.At))
+	}
+	return &historyScan{bound: b, window: w, started: time.Now(), done: make(chan struct{}), found: map[string]postedMessage{}}
+}
+
+// historyScans shares the conversations.history scans of crash recovery.
+// After a crash in a storm every group with an interrupted post looks for
+// its message in the same minutes of the same channel: one scan, whose
+// window covers all of them, answers them all, where a scan per group
+// (300 groups, a few pages each) would run into Slack's rate limit. A
+// channel is read by one scan at a time; a finished scan answers later
+// lookups for historyReuse. The zero value is ready.
+type historyScans struct {
+	mu   sync.Mutex
+	last map[scanKey]*historyScan
+}
+
+// scanKey is a channel as one integration reads it (its token, its
+// scopes).
+type scanKey struct {
+	Receiver    string
+	Integration int
+	Channel     string // ID
+}
+
+// next returns the scan to wait for, or a new one to run (own).
+func (r *historyScans) next(key scanKey, q lookup, newScan func() *historyScan) (sc *historyScan, own bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sc := r.last[key]; sc != nil {
+		select {
+		case <-sc.done:
+			// A failed scan is not reused: the next lookup tries again.
+			if _, ok, err := sc.answer(q); ok && err == nil && time.Since(sc.finished) < historyReuse {
+				return sc, false
+			}
+		default:
+			return sc, false // running: wait for it, then look again
+		}
+	}
+	if r.last == nil {
+		r.last = map[scanKey]*historyScan{}
+	}
+	sc = newScan()
+	r.last[key] = sc
+	return sc, true
+}
+
+// historyScan is one reading of a channel's history over a window.
+type historyScan struct {
+	bound   clockBound // where a message is, from its intent's time
+	window  historyWindow
+	started time.Time
+	done    chan struct{} // closed when the fields below are final
+
+	found    map[string]postedMessage // intent -> paged's message
+	pages    int
+	complete bool  // every page of the window was read
+	err      error // why not
+	canceled bool  // the lookup running it was canceled: it tells nothing
+	finished time.Time
+}
+
+// postedMessage is a message of paged's found in the history.
+type postedMessage struct{ ts, group string }
+
+// answer is what a finished scan says of q: ok is false when it cannot
+// tell (q's window is not all in the scan's, or the scan began too early
+// to say there is none).
+func (sc *historyScan) answer(q lookup) (ts string, ok bool, err error) {
+	if m, found := sc.found[q.intent]; found && m.group == q.group {
+		return m.ts, true, nil
+	}
+	switch {
+	case !sc.window.covers(sc.bound.window(q.at)), sc.canceled:
+		return "", false, nil
+	case !sc.complete:
+		return "", true, sc.err
+	case sc.started.Before(q.trustFrom):
+		return "", false, nil
+	}
+	return "", true, nil
+}
+
+// run reads the window newest first, page by page along next_cursor,
+// until the end, historyMaxPages, or ctx's deadline; a 429 is waited out
+// within the deadline and its page asked again.
+func (sc *historyScan) run(ctx context.Context, api *slack.Client, channel string) {
+	defer func() {
+		sc.finished = time.Now()
+		close(sc.done)
+	}()
+	p := &slack.GetConversationHistoryParameters{
 		ChannelID:          channel,
-		Oldest:             slackTime(e.At.Add(-historyMargin)),
-		Latest:             slackTime(e.At.Add(timeout + historyMargin)),
+		Oldest:             slackTime(sc.window.oldest),
+		Latest:             slackTime(sc.window.latest),
 		Inclusive:          true,
 		Limit:              historyLimit,
 		IncludeAllMetadata: true,
-	})
-	if err != nil {
-		return channel, "", fmt.Errorf("conversations.history: %s", slackErrText(err))
 	}
-	group := groupHash(k.Group)
-	for _, m := range resp.Messages {
-		if m.Metadata.EventType != slackEventType {
-			continue
+	for {
+		if sc.pages == historyMaxPages {
+			sc.err = fmt.Errorf("%w: %d pages of %d messages read, the window goes on", errHistoryBound, sc.pages, historyLimit)
+			return
 		}
-		intent, _ := m.Metadata.EventPayload["intent"].(string)
-		g, _ := m.Metadata.EventPayload["group"].(string)
-		if intent == e.Intent && g == group {
-			return channel, m.Timestamp, nil
+		resp, err := api.GetConversationHistoryContext(ctx, p)
+		if wait, ok := rateLimited(err); ok {
+			if dl, _ := ctx.Deadline(); time.Now().Add(wait).After(dl) {
+				sc.err = fmt.Errorf("%w: rate limited after %d pages, Retry-After %s is past the time budget", errHistoryBound, sc.pages, wait)
+				return
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				err = ctx.Err()
+			}
+		}
+		switch {
+		case err == nil:
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			sc.err = fmt.Errorf("%w: the time budget ran out after %d pages", errHistoryBound, sc.pages)
+			return
+		case ctx.Err() != nil:
+			sc.err, sc.canceled = ctx.Err(), true
+			return
+		default:
+			sc.err = fmt.Errorf("conversations.history: %s", slackErrText(err))
+			return
+		}
+		sc.pages++
+		for _, m := range resp.Messages {
+			if m.Metadata.EventType != slackEventType {
+				continue
+			}
+			intent, _ := m.Metadata.EventPayload["intent"].(string)
+			g, _ := m.Metadata.EventPayload["group"].(string)
+			if intent != "" {
+				sc.found[intent] = postedMessage{ts: m.Timestamp, group: g}
+			}
+		}
+		if !resp.HasMore {
+			sc.complete = true
+			return
+		}
+		if p.Cursor = resp.ResponseMetaData.NextCursor; p.Cursor == "" {
+			sc.err = errors.New("conversations.history: has_more without a next_cursor")
+			return
 		}
 	}
-	return channel, "", nil
+}
+
+// rateLimited reports whether err is a 429, and how long to wait (a
+// second when Slack did not say).
+func rateLimited(err error) (time.Duration, bool) {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	switch {
+	case errors.As(err, &rl):
+		return max(rl.RetryAfter, time.Second), true
+	case errors.As(err, &sc) && sc.Code == http.StatusTooManyRequests:
+		return time.Second, true
+	}
+	return 0, false
+}
+
+// parseSlackTime reads a Slack timestamp ("1700000000.000123").
+func parseSlackTime(ts string) (time.Time, bool) {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || len(frac) > 6 {
+		return time.Time{}, false
+	}
+	us := 0
+	if frac != "" {
+		if us, err = strconv.Atoi((frac + "000000")[:6]); err != nil {
+			return time.Time{}, false
+		}
+	}
+	return time.Unix(s, int64(us)*1000), true
 }
 
 // slackTime is t as a Slack timestamp.

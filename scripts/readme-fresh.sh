@@ -48,8 +48,10 @@ run() {
 	(cd "$work/paged" && timeout 3600 bash -c "$cmd") >"$log" 2>&1 || status=$?
 	end=$(date +%s)
 	printf '[%d] exit %d after %dm%02ds\n' "$n" "$status" $(((end - start) / 60)) $(((end - start) % 60))
+	cp "$log" "${TMPDIR:-/tmp}/readme-fresh-cmd$n.log"
 	if [ "$status" -ne 0 ]; then
 		tail -n 40 "$log" >&2
+		echo "[$n] whole output: ${TMPDIR:-/tmp}/readme-fresh-cmd$n.log" >&2
 		exit 1
 	fi
 }

@@ -45,9 +45,16 @@ type SlackCall struct {
 
 // SlackReply scripts the answer to one upcoming call.
 type SlackReply struct {
+	// Method, when set, gives the reply to the next call of that method
+	// only (conversations.history, ...); calls of other methods pass it
+	// by. Empty: the next call of any method.
+	Method     string
 	Status     int    // HTTP status; 0 means 200
 	RetryAfter int    // seconds, sent as Retry-After
 	Error      string // answer ok:false with this error (HTTP 200)
+	// Pass answers the call as usual: a place in the script, so that the
+	// replies after it go to later calls (a 429 on the second page).
+	Pass bool
 }
 
 // Slack is a stand-in for Slack's Web API and incoming webhooks.
@@ -59,9 +66,10 @@ type Slack struct {
 	calls    []SlackCall
 	script   []SlackReply
 	messages map[string]*SlackCall // channel/ts -> current state
-	seq      int
+	lastTS   int64                 // microseconds of the last ts given, to keep them unique
 	changed  chan struct{}
 	holds    map[string][]chan struct{} // method -> answers to hold
+	delay    func(method string) time.Duration
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -196,13 +204,14 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 			call.Blocks = json.RawMessage(b)
 		}
 		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
+		if call.Method == "conversations.history" {
+			call.Form = r.PostForm
+		}
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.script) > 0 {
-		reply := s.script[0]
-		s.script = s.script[1:]
+	if reply, ok := s.scripted(call.Method); ok && !reply.Pass {
 		call.Status, call.Error = reply.Status, reply.Error
 		if call.Status == 0 {
 			call.Status = http.StatusOK
@@ -233,9 +242,8 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch call.Method {
 	case "chat.postMessage":
-		s.seq++
 		ch := channelID(call.Channel)
-		call.TS = fmt.Sprintf("%d.%06d", time.Now().Unix(), s.seq)
+		call.TS = s.newTS()
 		stored := call
 		s.messages[ch+"/"+call.TS] = &stored
 		s.record(call)
@@ -258,6 +266,26 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		s.record(call)
 		writeJSON(w, map[string]any{"ok": false, "error": "unknown_method"})
 	}
+}
+
+// scripted takes the script's reply for a call of method, if any. Called
+// with s.mu held.
+func (s *Slack) scripted(method string) (SlackReply, bool) {
+	for i, r := range s.script {
+		if r.Method == "" || r.Method == method {
+			s.script = append(s.script[:i:i], s.script[i+1:]...)
+			return r, true
+		}
+	}
+	return SlackReply{}, false
+}
+
+// newTS returns the ts of a new message: the time it was stored, in
+// microseconds as Slack gives it, made unique. Called with s.mu held.
+func (s *Slack) newTS() string {
+	us := max(time.Now().UnixMicro(), s.lastTS+1)
+	s.lastTS = us
+	return fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

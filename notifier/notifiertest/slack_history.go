@@ -2,6 +2,7 @@ package notifiertest
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // SlackMetadata is a message's metadata (chat.postMessage's metadata
@@ -57,22 +59,65 @@ func (s *Slack) takeHold(method string) chan struct{} {
 	return q[0]
 }
 
+// SetDelay makes the stand-in answer each call after delay(method)
+// (nil, or a zero duration: at once). The call is recorded and its
+// message stored when it arrives, as Slack does under load: it accepts a
+// post at once and answers seconds later, so a process killed meanwhile
+// never learns the ts. delay is called concurrently.
+func (s *Slack) SetDelay(delay func(method string) time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = delay
+}
+
+func (s *Slack) delayFor(method string) time.Duration {
+	s.mu.Lock()
+	f := s.delay
+	s.mu.Unlock()
+	if f == nil {
+		return 0
+	}
+	return f(method)
+}
+
+// PostOther adds a top-level message to channel (an ID) as someone else
+// would (a person, another app): it is in the channel's history, and not
+// among the calls. It returns its ts.
+func (s *Slack) PostOther(channel, text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &SlackCall{Method: "chat.postMessage", At: time.Now(), Channel: channel, Text: text, TS: s.newTS(), Status: http.StatusOK}
+	s.messages[channel+"/"+m.TS] = m
+	return m.TS
+}
+
 func (s *Slack) serveHeld(w http.ResponseWriter, r *http.Request) {
 	method := "webhook"
 	if m, ok := strings.CutPrefix(r.URL.Path, "/api/"); ok {
 		method = m
 	}
-	hold := s.takeHold(method)
-	if hold == nil {
+	hold, delay := s.takeHold(method), s.delayFor(method)
+	if hold == nil && delay <= 0 {
 		s.serve(w, r)
 		return
 	}
 	rec := httptest.NewRecorder()
 	s.serve(rec, r)
-	select {
-	case <-hold:
-	case <-r.Context().Done():
-		return
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
@@ -84,7 +129,10 @@ func (s *Slack) serveHeld(w http.ResponseWriter, r *http.Request) {
 // history answers conversations.history as Slack does: the channel's
 // messages (not thread replies) between oldest and latest, newest first,
 // at most limit (default 100), with their metadata when
-// include_all_metadata is set. The channel must be an ID. Called with
+// include_all_metadata is set. When there are more, has_more is true and
+// response_metadata.next_cursor is the cursor of the next page, which
+// the next call passes as cursor with the same arguments; an unknown
+// cursor answers invalid_cursor. The channel must be an ID. Called with
 // s.mu held.
 func (s *Slack) history(w http.ResponseWriter, r *http.Request, call SlackCall) {
 	call.Form = r.PostForm
@@ -105,20 +153,31 @@ func (s *Slack) history(w http.ResponseWriter, r *http.Request, call SlackCall) 
 		limit = 100
 	}
 	limit = min(limit, 999)
+	before := int64(-1) // the cursor: the newest ts of this page
+	if c := f.Get("cursor"); c != "" {
+		if before = parseCursor(c); before < 0 {
+			call.Error = "invalid_cursor"
+			s.record(call)
+			writeJSON(w, map[string]any{"ok": false, "error": call.Error})
+			return
+		}
+	}
 	var msgs []*SlackCall
 	for key, m := range s.messages {
 		if !strings.HasPrefix(key, call.Channel+"/") || m.ThreadTS != "" {
 			continue
 		}
 		ts := parseTS(m.TS)
-		if ts < oldest || latest >= 0 && ts > latest || !inclusive && (ts == oldest || ts == latest) {
+		if ts < oldest || latest >= 0 && ts > latest || !inclusive && (ts == oldest || ts == latest) || before >= 0 && ts > before {
 			continue
 		}
 		msgs = append(msgs, m)
 	}
 	slices.SortFunc(msgs, func(a, b *SlackCall) int { return cmp.Compare(parseTS(b.TS), parseTS(a.TS)) })
 	more := len(msgs) > limit
+	meta := map[string]any{}
 	if more {
+		meta["next_cursor"] = cursor(parseTS(msgs[limit].TS))
 		msgs = msgs[:limit]
 	}
 	out := make([]map[string]any, 0, len(msgs))
@@ -130,7 +189,30 @@ func (s *Slack) history(w http.ResponseWriter, r *http.Request, call SlackCall) 
 		out = append(out, o)
 	}
 	s.record(call)
-	writeJSON(w, map[string]any{"ok": true, "messages": out, "has_more": more})
+	writeJSON(w, map[string]any{"ok": true, "messages": out, "has_more": more, "response_metadata": meta})
+}
+
+// cursor is a next_cursor as Slack writes it: base64 of "next_ts:" and
+// the newest ts of the next page, in microseconds.
+func cursor(ts int64) string {
+	return base64.StdEncoding.EncodeToString([]byte("next_ts:" + strconv.FormatInt(ts, 10)))
+}
+
+// parseCursor reads a cursor made by cursor; -1 when it is not one.
+func parseCursor(c string) int64 {
+	b, err := base64.StdEncoding.DecodeString(c)
+	if err != nil {
+		return -1
+	}
+	n, ok := strings.CutPrefix(string(b), "next_ts:")
+	if !ok {
+		return -1
+	}
+	ts, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || ts < 0 {
+		return -1
+	}
+	return ts
 }
 
 // isChannelID reports whether s looks like a Slack conversation ID
