@@ -215,7 +215,7 @@ func TestHelmChart(t *testing.T) {
 	// check-config reads the token file, which exists only in the pod:
 	// the config is checked as rendered without it.
 	cfg := checkRenderedConfig(t, helmTemplate(t, helm))
-	if cfg != nil && cfg.Storage.Path != "/data" || cfg.Web.ListenAddress != "0.0.0.0:9095" || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 || cfg.Datasource.Embedded.Keep != "referenced" {
+	if cfg != nil && (cfg.Storage.Path != "/data" || cfg.Web.ListenAddress != "0.0.0.0:9095" || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 || cfg.Datasource.Embedded.Keep != "referenced") {
 		t.Errorf("rendered config: storage %q, listen %q, %d scrape configs, keep %q",
 			cfg.Storage.Path, cfg.Web.ListenAddress, len(cfg.Datasource.Embedded.ScrapeConfigs), cfg.Datasource.Embedded.Keep)
 	}
@@ -235,7 +235,7 @@ func TestHelmChart(t *testing.T) {
 	}
 	cfg = checkRenderedConfig(t, ha)
 	want := []string{"paged-0.paged-gossip.llm.svc:9094", "paged-1.paged-gossip.llm.svc:9094"}
-	if cfg != nil && strings.Join(cfg.Cluster.Peers, ",") != strings.Join(want, ",") || cfg.Cluster.AdvertiseAddress != "10.1.2.3:9094" {
+	if cfg != nil && (strings.Join(cfg.Cluster.Peers, ",") != strings.Join(want, ",") || cfg.Cluster.AdvertiseAddress != "10.1.2.3:9094") {
 		t.Errorf("cluster peers %v advertise %q, want %v and the pod IP", cfg.Cluster.Peers, cfg.Cluster.AdvertiseAddress, want)
 	}
 	pr, _ := yaml.Marshal(k["PrometheusRule"])

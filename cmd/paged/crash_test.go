@@ -27,6 +27,51 @@ func (g *gauge) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "# TYPE queue_depth gauge\nqueue_depth{instance=\"a\"} %d\n", g.v.Load())
 }
 
+// scrapedBy serves h as an exporter and starts Debian's Prometheus
+// scraping it every second as job queue.
+func scrapedBy(t *testing.T, h http.Handler) *testbin.Process {
+	t.Helper()
+	exporter := httptest.NewServer(h)
+	t.Cleanup(exporter.Close)
+	return testbin.StartPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: queue
+    static_configs: [{targets: [%q]}]
+`, strings.TrimPrefix(exporter.URL, "http://")))
+}
+
+// remoteConfig writes rules to dir and a paged.yaml evaluating them every
+// second against promURL, with its state in dir/data, its web server on a
+// free port and the notifier block given (indented as under notifier:).
+// It returns the paged.yaml's path and the web address.
+func remoteConfig(t *testing.T, dir, promURL, rules, notifier string) (config, web string) {
+	t.Helper()
+	rulesFile := filepath.Join(dir, "test.rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	web = testbin.FreeAddr(t)
+	config = filepath.Join(dir, "paged.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`global:
+  evaluation_interval: 1s
+datasource:
+  type: prometheus
+  prometheus:
+    url: %s
+    timeout: 2s
+rule_files: [%q]
+storage:
+  path: %q
+web:
+  listen_address: %s
+notifier:
+%s`, promURL, rulesFile, filepath.Join(dir, "data"), web, notifier)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return config, web
+}
+
 // pagedProc is one `paged run` process.
 type pagedProc struct {
 	cmd *exec.Cmd
@@ -127,19 +172,9 @@ func TestKill9WhileFiring(t *testing.T) {
 	}
 	g := &gauge{}
 	g.v.Store(12)
-	exporter := httptest.NewServer(g)
-	t.Cleanup(exporter.Close)
-	prom := testbin.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: queue
-    static_configs: [{targets: [%q]}]
-`, strings.TrimPrefix(exporter.URL, "http://")))
+	prom := scrapedBy(t, g)
 	slack := notifiertest.NewSlack(t, "xoxb-crash-test")
-
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "queue.rules.yaml")
-	if err := os.WriteFile(rules, []byte(`groups:
+	config, web := remoteConfig(t, t.TempDir(), prom.URL, `groups:
   - name: queue
     rules:
       - alert: QueueBacklog
@@ -149,25 +184,7 @@ scrape_configs:
         annotations:
           summary: 'Queue on {{ $labels.instance }} is {{ $value }}'
           runbook_url: 'vllm/QueueBacklog'
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	web := testbin.FreeAddr(t)
-	config := filepath.Join(dir, "paged.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`global:
-  evaluation_interval: 1s
-datasource:
-  type: prometheus
-  prometheus:
-    url: %s
-    timeout: 2s
-rule_files: [%q]
-storage:
-  path: %q
-web:
-  listen_address: %s
-notifier:
-  route:
+`, fmt.Sprintf(`  route:
     receiver: oncall
     group_by: [alertname]
     group_wait: 1s
@@ -179,9 +196,7 @@ notifier:
         - app_token: xoxb-crash-test
           app_url: %s
           channel: '#alerts'
-`, prom.URL, rules, filepath.Join(dir, "data"), web, slack.APIURL())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, slack.APIURL()))
 
 	p := startPaged(t, bin, config, web)
 	waitUntil(t, 60*time.Second, "the first Slack message", func() bool { return len(topLevel(slack.Calls())) >= 1 })

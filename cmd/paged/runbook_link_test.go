@@ -4,10 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,19 +26,9 @@ func TestSlackRunbookButtonOpensAPage(t *testing.T) {
 	}
 	g := &gauge{}
 	g.v.Store(12)
-	exporter := httptest.NewServer(g)
-	t.Cleanup(exporter.Close)
-	prom := testbin.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: queue
-    static_configs: [{targets: [%q]}]
-`, strings.TrimPrefix(exporter.URL, "http://")))
+	prom := scrapedBy(t, g)
 	slack := notifiertest.NewSlack(t, "xoxb-runbook-test")
-
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "kv.rules.yaml")
-	if err := os.WriteFile(rules, []byte(`groups:
+	config, web := remoteConfig(t, t.TempDir(), prom.URL, `groups:
   - name: kv
     rules:
       - alert: VLLMKVCacheSaturated
@@ -50,24 +37,7 @@ scrape_configs:
         annotations:
           summary: 'KV cache full on {{ $labels.instance }}'
           runbook_url: 'vllm/VLLMKVCacheSaturated.md'
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	web := testbin.FreeAddr(t)
-	config := filepath.Join(dir, "paged.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`global:
-  evaluation_interval: 1s
-datasource:
-  type: prometheus
-  prometheus:
-    url: %s
-rule_files: [%q]
-storage:
-  path: %q
-web:
-  listen_address: %s
-notifier:
-  route:
+`, fmt.Sprintf(`  route:
     receiver: oncall
     group_wait: 0s
   receivers:
@@ -76,9 +46,7 @@ notifier:
         - app_token: xoxb-runbook-test
           app_url: %s
           channel: '#alerts'
-`, prom.URL, rules, filepath.Join(dir, "data"), web, slack.APIURL())), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, slack.APIURL()))
 	startPaged(t, bin, config, web)
 	waitUntil(t, 60*time.Second, "the Slack message", func() bool { return len(topLevel(slack.Calls())) >= 1 })
 	msg := topLevel(slack.Calls())[0]

@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/notifier/notifiertest"
 )
 
@@ -61,14 +57,7 @@ func TestKill9InSlackStorm(t *testing.T) {
 	}
 	g := &stormGauge{}
 	g.v.Store(12)
-	exporter := httptest.NewServer(g)
-	t.Cleanup(exporter.Close)
-	prom := testbin.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: queue
-    static_configs: [{targets: [%q]}]
-`, strings.TrimPrefix(exporter.URL, "http://")))
+	prom := scrapedBy(t, g)
 	const channel = "C0STORM"
 	slack := notifiertest.NewSlack(t, "xoxb-storm-test")
 	slack.SetDelay(func(method string) time.Duration {
@@ -77,10 +66,7 @@ scrape_configs:
 		}
 		return 0
 	})
-
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "queue.rules.yaml")
-	if err := os.WriteFile(rules, []byte(`groups:
+	config, web := remoteConfig(t, t.TempDir(), prom.URL, `groups:
   - name: queue
     rules:
       - alert: QueueBacklog
@@ -90,25 +76,7 @@ scrape_configs:
         annotations:
           summary: 'Queue on {{ $labels.replica }} is {{ $value }}'
           runbook_url: 'vllm/QueueBacklog'
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	web := testbin.FreeAddr(t)
-	config := filepath.Join(dir, "paged.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`global:
-  evaluation_interval: 1s
-datasource:
-  type: prometheus
-  prometheus:
-    url: %s
-    timeout: 2s
-rule_files: [%q]
-storage:
-  path: %q
-web:
-  listen_address: %s
-notifier:
-  route:
+`, fmt.Sprintf(`  route:
     receiver: oncall
     group_by: [alertname, replica]
     group_wait: 1s
@@ -120,9 +88,7 @@ notifier:
         - app_token: xoxb-storm-test
           app_url: %s
           channel: %s
-`, prom.URL, rules, filepath.Join(dir, "data"), web, slack.APIURL(), channel)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, slack.APIURL(), channel))
 
 	p := startPaged(t, bin, config, web)
 	waitUntil(t, 60*time.Second, "the first Slack message", func() bool { return len(topLevel(slack.Calls())) >= 1 })
