@@ -83,7 +83,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.ExternalURL != "" {
 		extURL, _ = url.Parse(opts.ExternalURL)
 	}
-	if err := durable.CheckWritable(opts.StoragePath); err != nil {
+	if err := durable.MakeStorageDir(opts.StoragePath); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	state, err := openStateStore(opts.StoragePath, opts.Reporter, opts.Logger.With("component", "state"))

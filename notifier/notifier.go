@@ -175,7 +175,7 @@ func New(opts Options) (*Notifier, error) {
 		opts.Cluster = &c
 	}
 	if opts.StoragePath != "" {
-		if err := durable.CheckWritable(opts.StoragePath); err != nil {
+		if err := durable.MakeStorageDir(opts.StoragePath); err != nil {
 			return nil, err
 		}
 	}

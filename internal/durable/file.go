@@ -2,16 +2,18 @@
 //
 // A state is a snapshot file plus numbered segments of appended records
 // beside it (Log). Every record is framed with its length and a CRC-32C, so
-// a torn write at the end of a segment (a power cut) is recognised and
-// never read as data. Records are written with one write call each, which
-// makes them survive a kill -9 of the process at once, and fsynced in
-// groups (one fsync for every record appended while the previous fsync
-// ran), which makes them survive a power cut before Wait returns.
+// a torn write at the end of a segment (a power cut, a full disk) is
+// recognised, never read as data, and cut off. Records are written with
+// one write call each, which makes them survive a kill -9 of the process
+// at once, and fsynced in groups (one fsync for every record appended
+// while the previous fsync ran), which makes them survive a power cut
+// before Wait returns.
 //
 // A file that cannot be read or parsed is moved aside to
 // <file>.corrupt.<unix seconds> and reported (Reporter); the state goes on
-// with what could be read. A file that cannot be written keeps the state
-// in memory, reports the failure and retries.
+// with what could be read. A file that cannot be written, from the start
+// on or later, keeps the state in memory, reports the failure and retries
+// every RetryInterval; Wait answers nil only for a record that is on disk.
 package durable
 
 import (
@@ -90,20 +92,14 @@ func MoveAside(path string, now time.Time) (string, error) {
 	return to, nil
 }
 
-// CheckWritable reports whether files can be created in dir (creating
-// it if needed), with an error that names it.
-func CheckWritable(dir string) error {
+// MakeStorageDir makes dir (storage.path) if it is missing, with an error
+// that names it. It does not ask for files to be writable there: a full
+// disk or a read-only mount is no reason not to start and page, since
+// each Log keeps its state in memory, reports the file failing and
+// retries.
+func MakeStorageDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("storage path %s cannot be created: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".paged-write-check*")
-	if err != nil {
-		return fmt.Errorf("storage path %s is not writable: %w", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
-		return fmt.Errorf("storage path %s: %w", dir, err)
 	}
 	return nil
 }

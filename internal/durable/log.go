@@ -57,6 +57,9 @@ type Options struct {
 	// Now is the clock for the names of files moved aside. Default
 	// time.Now.
 	Now func() time.Time
+
+	// disk, in tests, replaces the file system's writes (osDisk).
+	disk disk
 }
 
 // ErrNotDurable is returned by Wait while the log cannot be written: the
@@ -71,18 +74,27 @@ var ErrNotDurable = errors.New("state not written to disk")
 // The caller applies a change to its in-memory state before it appends
 // the record of the change, and Snapshot reads that state: then a
 // snapshot taken after a segment was closed covers every record of it.
+//
+// A record that could not be written (or whose segment could not be
+// fsynced) is held by nothing on disk until a snapshot taken after it
+// is written: synced does not pass it before then, whatever a later
+// fsync of another segment says, so that Wait never answers nil for a
+// record a crash would lose.
 type Log struct {
 	opts   Options
 	logger *slog.Logger
 
 	mu       sync.Mutex
-	cond     *sync.Cond // signalled when synced, broken or closed change
-	cur      *os.File   // the segment appended to; nil while broken
-	curSeq   int        // its number
-	appended uint64     // records appended (written or not)
-	synced   uint64     // records known fsynced
-	since    int64      // bytes appended since the last snapshot
-	broken   error      // set when a write failed; cleared by a snapshot
+	cond     *sync.Cond  // signalled when synced, broken or closed change
+	cur      segmentFile // the segment appended to; nil when none could be made
+	curSeq   int         // its number
+	curSize  int64       // bytes of whole records in it
+	curTorn  bool        // it may end in part of a record: never append to it again
+	appended uint64      // records appended (written or not)
+	synced   uint64      // records known on disk (fsynced, or in a snapshot)
+	unsaved  uint64      // the last record not in a segment known fsynced; 0 when none
+	since    int64       // bytes appended since the last snapshot
+	broken   error       // set when a write failed; cleared by the next Compact
 	closed   bool
 	buf      []byte
 	stats    Stats
@@ -106,8 +118,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Open loads the snapshot and the segments, writes a fresh snapshot of
 // what was loaded, and starts a new segment. A file that cannot be read
-// or parsed is moved aside and reported; Open fails only when the
-// directory cannot be written.
+// or parsed is moved aside and reported; a record cut short at the end
+// of the last segment (a write that failed or was interrupted, which no
+// Wait answered) is cut off. A directory that cannot be written (a full
+// disk, a read-only mount) does not fail Open: the Log starts with what
+// it loaded in memory, reported failing, and retries every RetryInterval
+// (a pod restarted on a full volume must still page). Open fails when the
+// directory cannot be read.
 func Open(o Options) (*Log, error) {
 	if o.Path == "" || o.Snapshot == nil {
 		return nil, errors.New("durable: Path and Snapshot are required")
@@ -130,6 +147,9 @@ func Open(o Options) (*Log, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.disk == nil {
+		o.disk = osDisk{}
+	}
 	dir := filepath.Dir(o.Path)
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		// Something else took the directory's place: keep it, aside.
@@ -139,9 +159,6 @@ func Open(o Options) (*Log, error) {
 		}
 		o.Reporter.Corrupted(dir, to, errors.New("not a directory"))
 	}
-	if err := CheckWritable(dir); err != nil {
-		return nil, err
-	}
 	l := &Log{
 		opts:        o,
 		logger:      o.Logger,
@@ -150,32 +167,52 @@ func Open(o Options) (*Log, error) {
 		done:        make(chan struct{}),
 	}
 	l.cond = sync.NewCond(&l.mu)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		// Nothing there to load.
+		l.start(fmt.Errorf("state directory %s cannot be created: %w", dir, err))
+		return l, nil
+	}
 
 	l.loadSnapshot()
 	segs, err := l.segments()
 	if err != nil {
 		return nil, fmt.Errorf("state %s: %w", o.Path, err)
 	}
-	for _, s := range segs {
-		l.replaySegment(s.path)
+	tail := tailSegment(segs)
+	for i, s := range segs {
+		l.replaySegment(s.path, i == tail)
 	}
 	last := 0
 	if len(segs) > 0 {
 		last = segs[len(segs)-1].seq
 	}
-	// Start clean: one snapshot of what loaded, one empty segment.
-	if err := l.openSegment(last + 1); err != nil {
-		return nil, fmt.Errorf("state %s is not writable: %w", o.Path, err)
+	l.curSeq = last
+	l.start(l.fresh(last + 1))
+	return l, nil
+}
+
+// fresh starts clean: one empty segment, and one snapshot of what loaded.
+func (l *Log) fresh(seq int) error {
+	f, err := l.newSegment(seq)
+	if err != nil {
+		return err
 	}
-	if err := l.writeSnapshot(last + 1); err != nil {
-		l.cur.Close()
-		return nil, fmt.Errorf("state %s is not writable: %w", o.Path, err)
+	l.cur, l.curSeq = f, seq
+	return l.writeSnapshot(seq)
+}
+
+// start starts the loops. err is why Open could not write: the Log then
+// starts broken, which reports it and has the loop retry.
+func (l *Log) start(err error) {
+	if err != nil {
+		l.mu.Lock()
+		l.failLocked(fmt.Errorf("state %s is not writable: %w", l.opts.Path, err))
+		l.mu.Unlock()
 	}
 	l.wg.Add(2)
 	go l.syncLoop()
 	go l.compactLoop()
-	o.Reporter.track(l)
-	return l, nil
+	l.opts.Reporter.track(l)
 }
 
 func (l *Log) loadSnapshot() {
@@ -238,10 +275,26 @@ func (l *Log) segmentPath(seq int) string {
 	return fmt.Sprintf("%s%s%08d", l.opts.Path, segmentInfix, seq)
 }
 
-// replaySegment applies the records of one segment. A segment that ends
-// in a torn or damaged record, or holds a record Replay refuses, is moved
-// aside once read: the snapshot Open writes next holds what it could read.
-func (l *Log) replaySegment(p string) {
+// tailSegment returns the index of the last segment that holds anything
+// (-1 when none does): where a write that failed or was interrupted
+// leaves its part of a record. The empty segments after it are what
+// retries on a full disk opened.
+func tailSegment(segs []segment) int {
+	for i := len(segs) - 1; i >= 0; i-- {
+		if fi, err := os.Stat(segs[i].path); err != nil || fi.Size() > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// replaySegment applies the records of one segment. A segment that holds
+// a damaged record, or a record Replay refuses, is moved aside once read:
+// the snapshot Open writes next holds what it could read. A record cut
+// short at the end of the tail segment is no damage: it is the last
+// write, which failed (a full disk) or was interrupted (a crash, a power
+// cut) before any Wait answered for it. It is cut off.
+func (l *Log) replaySegment(p string, tail bool) {
 	f, err := os.Open(p)
 	if err != nil {
 		l.moveAside(p, err)
@@ -249,16 +302,24 @@ func (l *Log) replaySegment(p string) {
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
-	var bad error
+	var (
+		bad  error
+		good int64 // bytes of the whole records read
+	)
 	for n := 0; ; n++ {
 		rec, err := readFrame(r)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if tail && bad == nil && errors.Is(err, errTorn) {
+				l.cutTail(p, good, err)
+				return
+			}
 			bad = fmt.Errorf("record %d: %w", n, err)
 			break
 		}
+		good += frameHeader + int64(len(rec))
 		if err := l.opts.Replay(rec); err != nil && bad == nil {
 			bad = fmt.Errorf("record %d: %w", n, err)
 		}
@@ -267,6 +328,17 @@ func (l *Log) replaySegment(p string) {
 		f.Close()
 		l.moveAside(p, bad)
 	}
+}
+
+// cutTail cuts segment p to its first size bytes, the whole records
+// before a record cut short. Where the disk cannot be written the part
+// stays; it is read the same way at the next Open.
+func (l *Log) cutTail(p string, size int64, why error) {
+	if err := os.Truncate(p, size); err != nil {
+		l.logger.Warn("a record cut short at the end of a state segment is skipped; it cannot be cut off", "file", absPath(p), "record", why, "err", err)
+		return
+	}
+	l.logger.Info("cut off a record cut short at the end of a state segment (a write that failed or was interrupted)", "file", absPath(p), "record", why)
 }
 
 // errTorn is a frame cut short: the end of a write that did not finish.
@@ -323,18 +395,13 @@ func ReadFrames(r io.Reader, f func(rec []byte) error) error {
 	}
 }
 
-// openSegment creates segment seq and makes it the one appended to.
-func (l *Log) openSegment(seq int) error {
-	f, err := os.OpenFile(l.segmentPath(seq), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
+// newSegment creates segment seq, and the directory if it is missing (a
+// retry after the directory could not be made at Open).
+func (l *Log) newSegment(seq int) (segmentFile, error) {
+	if err := os.MkdirAll(filepath.Dir(l.opts.Path), 0o750); err != nil {
+		return nil, err
 	}
-	if err := syncDir(filepath.Dir(l.opts.Path)); err != nil {
-		f.Close()
-		return err
-	}
-	l.cur, l.curSeq = f, seq
-	return nil
+	return l.opts.disk.create(l.segmentPath(seq))
 }
 
 // Append writes rec to the current segment and returns its sequence
@@ -350,13 +417,17 @@ func (l *Log) Append(rec []byte) uint64 {
 	l.appended++
 	seq := l.appended
 	if l.closed || l.broken != nil || l.cur == nil {
+		l.unsaved = seq // only a snapshot can hold it now
 		return seq
 	}
 	l.buf = AppendFrame(l.buf[:0], rec)
 	if _, err := l.cur.Write(l.buf); err != nil {
+		l.unsaved = seq
+		l.cutLocked()
 		l.failLocked(err)
 		return seq
 	}
+	l.curSize += int64(len(l.buf))
 	l.since += int64(len(l.buf))
 	l.stats.Records++
 	l.stats.Bytes += int64(len(l.buf))
@@ -369,8 +440,18 @@ func (l *Log) Append(rec []byte) uint64 {
 	return seq
 }
 
+// cutLocked removes what a failed write left of its record at the end of
+// the segment (on a full disk, the part that fitted): a record appended
+// behind a torn one could not be read. A segment that cannot be cut is
+// not appended to again.
+func (l *Log) cutLocked() {
+	if err := l.cur.Truncate(l.curSize); err != nil {
+		l.curTorn = true
+	}
+}
+
 // failLocked marks the log broken after a failed write: nothing more is
-// appended until a snapshot succeeds.
+// appended until the next Compact.
 func (l *Log) failLocked(err error) {
 	if l.broken == nil {
 		l.opts.Reporter.WriteFailed(l.opts.Path, err, l.opts.Now())
@@ -443,14 +524,8 @@ func (l *Log) syncLoop() {
 			return
 		case <-l.kickSync:
 		}
-		if d := l.opts.SyncInterval - time.Since(last); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-l.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
+		if d := l.opts.SyncInterval - time.Since(last); d > 0 && !l.pause(d) {
+			return
 		}
 		l.syncOnce()
 		last = time.Now()
@@ -474,32 +549,57 @@ func (l *Log) syncOnce() {
 	defer l.mu.Unlock()
 	l.stats.Fsyncs++
 	if err != nil {
+		// What the segment holds may never reach the disk, whatever a
+		// later fsync answers: only a snapshot holds it now.
+		l.unsaved = max(l.unsaved, target)
+		l.curTorn = true
 		l.failLocked(err)
 		return
 	}
-	if target > l.synced && l.broken == nil {
+	// Not past a record that no fsynced segment holds: before the
+	// snapshot that holds it is written, an fsync of this segment says
+	// nothing about it.
+	if target > l.synced && l.unsaved <= l.synced {
 		l.synced = target
 	}
 	l.cond.Broadcast()
 }
 
+// compactLoop compacts when the segments pass CompactBytes, and retries
+// after a failed write: once every RetryInterval, not at once, since what
+// failed (a full disk, a read-only mount) does not pass in a moment, and
+// each attempt logs a warning.
 func (l *Log) compactLoop() {
 	defer l.wg.Done()
-	retry := time.NewTicker(l.opts.RetryInterval)
-	defer retry.Stop()
 	for {
 		select {
 		case <-l.done:
 			return
 		case <-l.kickCompact:
-		case <-retry.C:
+		}
+		if l.Healthy() != nil {
+			if !l.pause(l.opts.RetryInterval) {
+				return
+			}
 			if l.Healthy() == nil {
-				continue
+				continue // a caller's Compact got there first
 			}
 		}
 		if err := l.Compact(); err != nil {
-			l.logger.Warn("writing state snapshot failed; retrying", "file", l.opts.Path, "err", err)
+			l.logger.Warn("writing state snapshot failed; retrying", "file", l.opts.Path, "every", l.opts.RetryInterval, "err", err)
 		}
+	}
+}
+
+// pause waits d; false when the log closes first.
+func (l *Log) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.done:
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -510,40 +610,11 @@ func (l *Log) compactLoop() {
 func (l *Log) Compact() error {
 	l.compactMu.Lock()
 	defer l.compactMu.Unlock()
-
-	// Rotate: records appended from now on go to the new segment, and
-	// the snapshot below, taken after, covers every older one.
-	l.syncMu.Lock()
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		l.syncMu.Unlock()
-		return nil
-	}
-	old, next := l.cur, l.curSeq+1
-	upTo := l.appended
-	f, err := os.OpenFile(l.segmentPath(next), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o640)
-	if err != nil {
-		l.failLocked(err)
-		l.mu.Unlock()
-		l.syncMu.Unlock()
+	upTo, keep, ok, err := l.rotate()
+	if !ok {
 		return err
 	}
-	l.cur, l.curSeq, l.since = f, next, 0
-	wasBroken := l.broken
-	l.broken = nil
-	l.mu.Unlock()
-	if old != nil {
-		if wasBroken == nil {
-			if err := old.Sync(); err != nil {
-				wasBroken = err
-			}
-		}
-		old.Close()
-	}
-	l.syncMu.Unlock()
-
-	if err := l.writeSnapshot(next); err != nil {
+	if err := l.writeSnapshot(keep); err != nil {
 		l.mu.Lock()
 		l.failLocked(err)
 		l.mu.Unlock()
@@ -551,21 +622,86 @@ func (l *Log) Compact() error {
 	}
 	l.mu.Lock()
 	l.stats.Snapshots++
-	if upTo > l.synced {
-		l.synced = upTo // the snapshot holds them
+	l.synced = max(l.synced, upTo) // the snapshot holds them
+	if l.unsaved <= upTo {
+		l.unsaved = 0
 	}
+	healthy := l.broken == nil
 	l.cond.Broadcast()
 	l.mu.Unlock()
-	if wasBroken != nil {
+	if healthy {
 		l.opts.Reporter.WriteRecovered(l.opts.Path)
 	}
 	return nil
 }
 
+// rotate readies a Compact: the records appended from now on go to a
+// fresh segment, so that the snapshot taken next holds every record of
+// the older ones. It returns the last record appended so far (which that
+// snapshot holds) and the segment to keep; ok is false when the log is
+// closed or no segment could be made.
+//
+// After a failed write the current segment is kept when it is empty and
+// whole: appending to it is as good as to a new one, and retries on a
+// full disk then leave no trail of segments. (One that holds records is
+// not: the snapshot may hold changes its records predate, which replaying
+// them after the snapshot would undo.)
+func (l *Log) rotate() (upTo uint64, keep int, ok bool, err error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return 0, 0, false, nil
+	}
+	// While broken nothing is written, so cur stays as seen here.
+	if l.broken != nil && l.cur != nil && l.curSize == 0 && !l.curTorn {
+		upTo, keep = l.appended, l.curSeq
+		l.broken = nil
+		l.mu.Unlock()
+		return upTo, keep, true, nil
+	}
+	next := l.curSeq + 1
+	l.mu.Unlock()
+
+	// A new file and a directory fsync: outside the lock Append takes.
+	f, err := l.newSegment(next)
+	if err != nil {
+		l.mu.Lock()
+		l.failLocked(err)
+		l.mu.Unlock()
+		return 0, 0, false, err
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		f.Close()
+		return 0, 0, false, nil
+	}
+	old, oldTorn := l.cur, l.curTorn
+	upTo = l.appended
+	l.cur, l.curSeq, l.curSize, l.curTorn, l.since = f, next, 0, false, 0
+	// Appends go on, to the new segment; the snapshot holds the rest.
+	l.broken = nil
+	l.mu.Unlock()
+	if old != nil {
+		// Its records are on disk once it is fsynced, and a torn one is
+		// not trusted: then only the snapshot holds them. syncMu keeps
+		// syncOnce from counting them in the meantime.
+		if oldTorn || old.Sync() != nil {
+			l.mu.Lock()
+			l.unsaved = max(l.unsaved, upTo)
+			l.mu.Unlock()
+		}
+		old.Close()
+	}
+	return upTo, next, true, nil
+}
+
 // writeSnapshot writes the snapshot atomically, then removes the segments
 // numbered below keep.
 func (l *Log) writeSnapshot(keep int) error {
-	err := writeAtomic(l.opts.Path, func(f *os.File) error {
+	err := l.opts.disk.replace(l.opts.Path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 256<<10)
 		if err := l.opts.Snapshot(w); err != nil {
 			return err
