@@ -250,7 +250,7 @@ func TestCorruptState(t *testing.T) {
 				return
 			}
 			target := matches[len(matches)-1]
-			damage(t, target)
+			damage(t, target, strings.Contains(pattern, ".wal."))
 			start := time.Now()
 			p.start()
 			p.waitReady(30 * time.Second)
@@ -274,17 +274,23 @@ func TestCorruptState(t *testing.T) {
 }
 
 // damage overwrites the second half of a file with garbage (a file of a
-// few bytes gets garbage appended).
-func damage(t *testing.T, path string) {
+// few bytes gets garbage appended). A log segment's last record cut short
+// is a write that did not finish, which paged cuts off without a word: a
+// segment is damaged where no write ends, in its first record's payload
+// (past the 8-byte frame header), so that its checksum fails.
+func damage(t *testing.T, path string, segment bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	garbage := []byte("\xde\xad\xbe\xef garbage \xff\x00\x01")
-	if len(b) < 16 {
+	switch {
+	case len(b) < 16:
 		b = append(b, garbage...)
-	} else {
+	case segment:
+		b[8] ^= 0xff
+	default:
 		b = append(b[:len(b)/2], garbage...)
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {

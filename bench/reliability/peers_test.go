@@ -332,7 +332,7 @@ func TestPeerCorruptState(t *testing.T) {
 				report(t, scenario, sys, file, "no snapshot written at shutdown", "")
 				return
 			}
-			damage(t, path)
+			damage(t, path, false)
 			out, err := am.launch(15 * time.Second)
 			outcome := "starts"
 			if err != nil {
