@@ -224,6 +224,17 @@ func (j *slackJournal) posted(k journalKey, e journalEntry, channelID, ts string
 	j.wait(j.record(rs...), "posted")
 }
 
+// learnChannel records the ID of a configured channel found without a
+// post (conversations.list). Not waited for: losing it costs one lookup.
+func (j *slackJournal) learnChannel(configured, id string) {
+	j.mu.Lock()
+	known := j.channels[configured] == id
+	j.mu.Unlock()
+	if !known {
+		j.record(journalRecord{Op: "channel", Channel: configured, ChannelID: id})
+	}
+}
+
 // cancel forgets an intent whose post certainly failed (Slack refused
 // it), so that the next attempt does not look for it. Not waited for:
 // losing it costs one lookup.

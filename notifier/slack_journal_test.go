@@ -92,6 +92,60 @@ func TestSlackKilledDuringPostAdoptsMessage(t *testing.T) {
 	contains(t, "logs", n2.logs.String(), "found the message of an interrupted post")
 }
 
+// paged is killed during the first post to a channel configured by
+// name, before Slack answered any post to it: the journal has no ID for
+// "#alerts", and conversations.history takes IDs only. The paged started
+// next finds the ID with conversations.list, through its pages (2,500
+// other channels listed before it), looks the message up and edits it; the ID is
+// journaled, so the start after that asks no more.
+func TestSlackKilledDuringFirstPostToChannelName(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	others := make([]string, 2500)
+	for i := range others {
+		others[i] = fmt.Sprintf("a-team-%04d", i) // listed before "alerts"
+	}
+	s.AddChannels(others...)
+	dir := t.TempDir()
+	conf := slackBotConfigChannel(s, "#alerts", "")
+	n1 := start(t, conf, Options{StoragePath: dir})
+	release := s.HoldNext("chat.postMessage")
+	t.Cleanup(release)
+	a := firing("QueueBacklog")
+	n1.Notify(context.Background(), []*rules.Alert{a})
+	held := s.WaitCalls(t, 1, 10*time.Second)[0]
+	if n1.journal.channelID("#alerts") != "#alerts" {
+		t.Fatal("the journal knows the channel's ID before any post was answered")
+	}
+
+	n2 := start(t, conf, Options{StoragePath: dir})
+	n2.Notify(context.Background(), []*rules.Alert{a})
+	waitFor(t, func() bool { return successes(n2) == 1 })
+	var lists int
+	for _, c := range s.Calls() {
+		if c.Method == "conversations.list" {
+			lists++
+		}
+	}
+	if lists != 3 {
+		t.Errorf("%d conversations.list calls, want 3 pages of 1,000 for 2,501 channels", lists)
+	}
+	calls := s.Calls()
+	if upd, ok := findCall(calls, func(c notifiertest.SlackCall) bool { return c.Method == "chat.update" }); !ok || upd.TS != held.TS || upd.Channel != "CALERTS" {
+		t.Fatalf("calls = %+v, want chat.update of the interrupted post %s in CALERTS", calls, held.TS)
+	}
+	if n := topLevelPosts(s, "QueueBacklog"); n != 1 {
+		t.Errorf("%d top-level messages for the group, want 1", n)
+	}
+	contains(t, "logs", n2.logs.String(), "found the ID of the configured channel", "found the message of an interrupted post")
+	n2.stop()
+
+	// The ID was journaled: the next start knows it.
+	n3 := start(t, conf, Options{StoragePath: dir})
+	if id := n3.journal.channelID("#alerts"); id != "CALERTS" {
+		t.Errorf("after a restart the journal has %q for #alerts, want CALERTS", id)
+	}
+}
+
 // paged is killed after Slack answered and the journal recorded the
 // message, before the notification log entry was written: the next paged
 // finds no entry, and the journal's message is edited (update_message) or
@@ -169,7 +223,7 @@ func TestSlackHistoryLookupFailsPostsAnew(t *testing.T) {
 		want          []string
 	}{
 		{"missing-scope", "C0ALERTS", "missing_scope", []string{"ok:false: missing_scope", "channels:history"}},
-		{"channel-name", "#alerts", "", []string{"ok:false: channel_not_found", "channel as an ID"}},
+		{"channel-name-missing-scope", "#alerts", "missing_scope", []string{"conversations.list: ok:false: missing_scope", "channels:read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := notifiertest.NewSlack(t, testToken)
@@ -188,8 +242,12 @@ func TestSlackHistoryLookupFailsPostsAnew(t *testing.T) {
 			n2 := start(t, conf, Options{StoragePath: dir})
 			n2.Notify(context.Background(), []*rules.Alert{a})
 			calls := s.WaitCalls(t, 3, 10*time.Second)
-			if calls[1].Method != "conversations.history" || calls[1].Error == "" {
-				t.Fatalf("lookup = %+v, want a failed conversations.history", calls[1])
+			lookup := "conversations.history"
+			if !strings.HasPrefix(tc.channel, "C") {
+				lookup = "conversations.list" // a name: its ID first
+			}
+			if calls[1].Method != lookup || calls[1].Error == "" {
+				t.Fatalf("lookup = %+v, want a failed %s", calls[1], lookup)
 			}
 			post := calls[2]
 			if post.Method != "chat.postMessage" || post.ThreadTS != "" || post.Metadata == nil ||

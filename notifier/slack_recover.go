@@ -104,7 +104,8 @@ func (s *slackNotifier) journalMessage(ctx context.Context, api *slack.Client, k
 			"channel", channel, "intent_at", e.At, "err", err)
 	case err != nil:
 		s.logger.Warn("cannot look for the message posted before a restart, posting a new one; "+
-			"conversations.history needs the channels:history (or groups:history) scope and the channel as an ID",
+			"conversations.history needs the channels:history (or groups:history) scope, and a channel configured by name "+
+			"needs channels:read (or groups:read) to find its ID",
 			"channel", channel, "err", err)
 	case ts == "":
 		s.logger.Info("no message of an interrupted post found, posting it", "channel", channel, "intent_at", e.At)
@@ -116,18 +117,22 @@ func (s *slackNotifier) journalMessage(ctx context.Context, api *slack.Client, k
 }
 
 // findPosted looks for the message posted with intent e in the channel's
-// history: the ID learned from earlier posts, or the configured value
-// (Slack answers a name with channel_not_found). It reads every page of
+// history: the ID learned from earlier posts, or the one conversations.list
+// gives for a configured name (channelFor). It reads every page of
 // the window the message can be in, within historyMaxPages and
 // historyBudget, and shares the reading with the other groups of the
 // integration whose posts were interrupted in the same minutes
 // (historyScans). errHistoryBound when the bound came first.
 func (s *slackNotifier) findPosted(ctx context.Context, api *slack.Client, k journalKey, e journalEntry, timeout time.Duration) (channel, ts string, err error) {
 	arrived := time.Now()
-	channel = s.journal.channelID(e.Channel)
 	budget := min(historyBudget, timeout*2/3)
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	// A name only when the process died before any post to the channel
+	// was answered: conversations.history takes IDs.
+	if channel, err = s.channelFor(ctx, api, e.Channel); err != nil {
+		return channel, "", err
+	}
 	key := scanKey{Receiver: k.Receiver, Integration: k.Integration, Channel: channel}
 	// A scan that began before this lookup may have missed a message Slack
 	// stored after it read that page: its "none" holds only if the post

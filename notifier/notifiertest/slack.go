@@ -70,6 +70,7 @@ type Slack struct {
 	changed  chan struct{}
 	holds    map[string][]chan struct{} // method -> answers to hold
 	delay    func(method string) time.Duration
+	others   []string // channel names that exist besides those posted to (AddChannels)
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -113,6 +114,14 @@ func (s *Slack) Script(r ...SlackReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, r...)
+}
+
+// AddChannels makes channels exist in the workspace (conversations.list)
+// besides those posted to: a workspace with many channels.
+func (s *Slack) AddChannels(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.others = append(s.others, names...)
 }
 
 // Calls returns the calls received so far.
@@ -204,7 +213,7 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 			call.Blocks = json.RawMessage(b)
 		}
 		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
-		if call.Method == "conversations.history" {
+		if call.Method == "conversations.history" || call.Method == "conversations.list" {
 			call.Form = r.PostForm
 		}
 	}
@@ -261,6 +270,8 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"ok": true, "channel": call.Channel, "ts": call.TS, "text": call.Text})
 	case "conversations.history":
 		s.history(w, r, call)
+	case "conversations.list":
+		s.channelList(w, call)
 	default:
 		call.Error = "unknown_method"
 		s.record(call)

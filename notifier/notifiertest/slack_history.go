@@ -239,3 +239,55 @@ func parseTS(s string) int64 {
 	u, _ := strconv.ParseInt(frac, 10, 64)
 	return n*1_000_000 + u
 }
+
+// channelList answers conversations.list: the channels posted to and
+// those added (AddChannels), by name, in pages of limit (default 100, at
+// most 1000) with a cursor, as Slack pages it. A channel's name is its ID
+// without the C, in lower case (channelID's inverse). Called with s.mu
+// held.
+func (s *Slack) channelList(w http.ResponseWriter, call SlackCall) {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, name := range s.others {
+		add(channelID(name))
+	}
+	for key := range s.messages {
+		ch, _, _ := strings.Cut(key, "/")
+		add(ch)
+	}
+	slices.Sort(ids)
+	limit, _ := strconv.Atoi(call.Form.Get("limit"))
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	start := 0
+	if c := call.Form.Get("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "page:"))
+		if err != nil || n < 0 || n > len(ids) {
+			call.Error = "invalid_cursor"
+			s.record(call)
+			writeJSON(w, map[string]any{"ok": false, "error": call.Error})
+			return
+		}
+		start = n
+	}
+	end := min(start+limit, len(ids))
+	chans := []map[string]any{}
+	for _, id := range ids[start:end] {
+		name := strings.ToLower(strings.TrimPrefix(id, "C"))
+		chans = append(chans, map[string]any{"id": id, "name": name, "name_normalized": name, "is_channel": true})
+	}
+	next := ""
+	if end < len(ids) {
+		next = "page:" + strconv.Itoa(end)
+	}
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": true, "channels": chans, "response_metadata": map[string]any{"next_cursor": next}})
+}
