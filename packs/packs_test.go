@@ -74,12 +74,15 @@ func TestApplyNoOverrides(t *testing.T) {
 		t.Fatalf("content is not the pack file under a header:\n%.400s", r.Content)
 	}
 	if head != "# Rule pack vllm (built into paged; vllm versions 0.9+): vLLM with the V1 engine.\n"+
-		"# VLLMInterTokenLatencyHigh reads vllm:inter_token_latency_seconds (0.11+) or,\n"+
-		"# on 0.9 and 0.10, vllm:time_per_output_token_seconds.\n"+
-		"# VLLMEngineAsleepWithRequestsWaiting needs 0.11+ (vllm:engine_sleep_state).\n"+
-		"# VLLMRequestsFinishedWithError needs a release with finished_reason=\"error\".\n"+
-		"# Speculative decoding and P/D alerts are in the vllm-features pack. Servers\n"+
-		"# on the legacy V0 engine need the vllm-v0 pack.\n# No overrides." {
+		"# VLLMInterTokenLatencyHigh reads vllm:inter_token_latency_seconds (0.11+, PR\n"+
+		"# #24110) or, on 0.9 and 0.10, vllm:time_per_output_token_seconds (hidden from\n"+
+		"# 0.12 by PR #29330, removed by PR #32661 after 0.14.0rc0).\n"+
+		"# VLLMEngineAsleepWithRequestsWaiting needs a release with PR #27867\n"+
+		"# (vllm:engine_sleep_state outside dev mode; after 0.11.0, first release not\n"+
+		"# established). VLLMRequestsFinishedWithError needs a release with\n"+
+		"# finished_reason=\"error\". Speculative decoding and P/D alerts are in the\n"+
+		"# vllm-features pack. Servers on the legacy V0 engine need the vllm-v0 pack.\n"+
+		"# No overrides." {
 		t.Errorf("header %q", head)
 	}
 	if r.Source != "pack:vllm" || r.Alerts() != wantAlerts["vllm"] {

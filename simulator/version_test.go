@@ -29,9 +29,12 @@ func TestVersion(t *testing.T) {
 		present, missing []string
 	}{
 		{ServerVLLM, "0.10", []string{"vllm:time_per_output_token_seconds_bucket", "vllm:kv_cache_usage_perc"}, []string{"vllm:inter_token_latency_seconds_bucket", "vllm:engine_sleep_state"}},
-		{ServerVLLM, "0.11", []string{"vllm:time_per_output_token_seconds_bucket", "vllm:inter_token_latency_seconds_bucket", "vllm:engine_sleep_state"}, nil},
-		{ServerVLLM, "0.12", []string{"vllm:inter_token_latency_seconds_bucket"}, []string{"vllm:time_per_output_token_seconds_bucket"}},
-		{ServerVLLM, "", []string{"vllm:inter_token_latency_seconds_bucket", "vllm:admission_rejections_total"}, []string{"vllm:time_per_output_token_seconds_bucket"}},
+		// 0.11.0 has the sleep-state gauge only in dev mode (PR #27867 came after it).
+		{ServerVLLM, "0.11", []string{"vllm:time_per_output_token_seconds_bucket", "vllm:inter_token_latency_seconds_bucket"}, []string{"vllm:engine_sleep_state"}},
+		{ServerVLLM, "0.12", []string{"vllm:inter_token_latency_seconds_bucket", "vllm:engine_sleep_state"}, []string{"vllm:time_per_output_token_seconds_bucket"}},
+		// The 2026 additions came after 0.14.0 (PRs #33290, #38435, #55812).
+		{ServerVLLM, "0.14", []string{"vllm:engine_sleep_state"}, []string{"vllm:time_per_output_token_seconds_bucket", "vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total", "vllm:admission_rejections_total"}},
+		{ServerVLLM, "", []string{"vllm:inter_token_latency_seconds_bucket", "vllm:admission_rejections_total", "vllm:num_requests_waiting_by_reason"}, []string{"vllm:time_per_output_token_seconds_bucket", "vllm:prompt_tokens_recomputed_total"}},
 		{ServerVLLMV0, "0.8", []string{"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc"}, nil},
 		{ServerVLLMV0, "0.9", nil, []string{"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc"}},
 		{ServerVLLMV0, "0.5", []string{"vllm:num_preemptions_total"}, []string{"vllm:request_queue_time_seconds_bucket"}},

@@ -22,7 +22,7 @@ type vllm struct {
 	swapped, cpuCache, cpuPrefixRate, gpuPrefixRate                     *family
 	preemptions, promptTokens, generationTokens, success                *family
 	prefixQueries, prefixHits, extQueries, extHits, mmQueries, mmHits   *family
-	bySource, cachedTokens, recomputed, admission                       *family
+	bySource, cachedTokens, admission                                   *family
 	iteration, reqPrompt, reqGeneration, reqMaxGen, paramsN, paramsMax  *family
 	ttft, itl, reqTPOT, tpot, e2e, queue, inference, prefill, decode    *family
 	prefillKV                                                           *family
@@ -105,7 +105,6 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 	v.promptTokens = l.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", labels...)
 	v.bySource = l.counter("vllm:prompt_tokens_by_source_total", "Number of prompt tokens by source.", with("source")...)
 	v.cachedTokens = l.counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).", labels...)
-	v.recomputed = l.counter("vllm:prompt_tokens_recomputed_total", "Number of cached tokens recomputed for forward pass.", labels...)
 	v.generationTokens = l.counter("vllm:generation_tokens_total", "Number of generation tokens processed.", labels...)
 	v.success = l.counter("vllm:request_success_total", "Count of successfully processed requests.", with("finished_reason")...)
 	v.prefixQueries = l.counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", labels...)
@@ -114,7 +113,8 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 	v.extHits = l.counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", labels...)
 	v.mmQueries = l.counter("vllm:mm_cache_queries_total", "Multi-modal cache queries, in terms of number of queried items.", labels...)
 	v.mmHits = l.counter("vllm:mm_cache_hits_total", "Multi-modal cache hits, in terms of number of cached items.", labels...)
-	v.admission = l.counter("vllm:admission_rejections_total", "Number of requests rejected at admission, by reason.", with("reason")...)
+	// PR #55812: a reason label and no engine label.
+	v.admission = l.counter("vllm:admission_rejections_total", "Number of requests rejected at admission, by reason.", "model_name", "reason")
 	v.iteration = l.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", vllmIteration, labels...)
 	v.reqPrompt = l.histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tokens, labels...)
 	v.reqGeneration = l.histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", tokens, labels...)
@@ -126,8 +126,9 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 	v.itl = l.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", vllmV1ITL, labels...)
 	v.reqTPOT = l.histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", vllmV1ITL, labels...)
 	if opts.Version != "" {
-		// Releases before 0.14 still have the old per-step histogram
-		// (deprecated in 0.11, hidden in 0.12); New filters it by release.
+		// Releases up to 0.14 still have the old per-step histogram
+		// (deprecated in 0.11, hidden from 0.12, removed by PR #32661 after
+		// 0.14 was cut); New filters it by release.
 		v.tpot = l.histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", vllmV1ITL, labels...)
 	}
 	v.e2e = l.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", vllmV1Latency, labels...)
@@ -174,7 +175,7 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 		v.success.with(opts.Start, v.lbl(r)...)
 	}
 	for _, r := range []string{"max_num_queued_reqs", "max_num_queued_tokens"} {
-		v.admission.with(opts.Start, v.lbl(r)...)
+		v.admission.with(opts.Start, v.lv[0], r)
 	}
 }
 
@@ -218,7 +219,7 @@ func (v *vllm) record(s *step) {
 			// Answered before the engine saw it; a V1 server counts the
 			// 503s of a full queue as admission rejections.
 			if !v.v0 && r.status == "5xx" {
-				v.admission.with(at, v.lbl("max_num_queued_reqs")...).value++
+				v.admission.with(at, v.lv[0], "max_num_queued_reqs").value++
 			}
 			continue
 		}

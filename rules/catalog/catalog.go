@@ -50,6 +50,10 @@ type Server struct {
 	// (dcgm-exporter exposes any DCGM field the user configures): unknown
 	// names are reported only when they look like a typo of a known one.
 	Open bool
+	// Absent lists releases that export none of the server's metrics,
+	// each with the statement and its source (GAIE v1.6.0 removed its
+	// endpoint picker).
+	Absent map[string]string
 }
 
 // Metric is one metric family.
@@ -72,6 +76,7 @@ type Metric struct {
 	Note        string
 	Condition   string
 	Confidence  string
+	Source      string // where the facts were read: repository@commit:path, a PR
 	// AppearsOn is set for metrics none of whose series exist until the
 	// first event they count (a failure, a request): no series then is
 	// normal, not a sign that the metric is gone. It names the event.

@@ -18,14 +18,20 @@ type rawFile struct {
 }
 
 type rawServer struct {
-	Prefix         string            `yaml:"prefix"`
-	ClientLibrary  string            `yaml:"client_library"`
-	CounterNaming  string            `yaml:"counter_naming"`
-	DefaultLabels  yaml.Node         `yaml:"default_labels"` // a list, or {v0: [...], v1: [...]}
-	Labels         []string          `yaml:"labels"`
-	Metrics        []rawMetric       `yaml:"metrics"`
-	DefaultMetrics []rawMetric       `yaml:"default_metrics"`
-	Removed        []rawMetric       `yaml:"removed"`
+	Prefix         string      `yaml:"prefix"`
+	ClientLibrary  string      `yaml:"client_library"`
+	CounterNaming  string      `yaml:"counter_naming"`
+	DefaultLabels  yaml.Node   `yaml:"default_labels"` // a list, or {v0: [...], v1: [...]}
+	Labels         []string    `yaml:"labels"`
+	Metrics        []rawMetric `yaml:"metrics"`
+	DefaultMetrics []rawMetric `yaml:"default_metrics"`
+	Removed        []rawMetric `yaml:"removed"`
+	// Corrections (additions.yaml only) replace the research catalogue's
+	// entry of the same name: what upstream source contradicts in it.
+	Corrections []rawMetric `yaml:"corrections"`
+	// Absent (additions.yaml only): releases of the server that export
+	// none of its metrics, with the source saying so.
+	Absent         map[string]string `yaml:"absent"`
 	NotReal        []rawNotReal      `yaml:"not_real"`
 	Optional       []string          `yaml:"optional_commented_out"`
 	BackendMetrics map[string]string `yaml:"backend_metrics"`
@@ -51,6 +57,7 @@ type rawMetric struct {
 	Note         string               `yaml:"note"`
 	Condition    string               `yaml:"condition"`
 	Confidence   string               `yaml:"confidence"`
+	Source       string               `yaml:"source"`
 	Rest         map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -123,9 +130,14 @@ func Parse(b []byte) (*Catalog, error) {
 		for _, rm := range rs.Removed {
 			c.addRaw(s, rm, defaults, Removed)
 		}
-		for _, rm := range adds.Servers[key].Metrics {
+		add := adds.Servers[key]
+		for _, rm := range add.Metrics {
 			c.addRaw(s, rm, defaults, Current)
 		}
+		for _, rm := range add.Removed {
+			c.addRaw(s, rm, defaults, Removed)
+		}
+		s.Absent = add.Absent
 		for _, rm := range rs.HTTPMetrics.Metrics {
 			c.addRaw(s, rm, nil, Current)
 		}
@@ -146,15 +158,23 @@ func Parse(b []byte) (*Catalog, error) {
 				}
 			}
 		}
+		for _, rm := range add.Corrections {
+			c.correct(s, rm, defaults)
+		}
 	}
 	// Servers the research catalogue has no section for: all their
 	// metrics are in additions.yaml.
 	for _, es := range extraServers {
 		s := es
 		c.servers = append(c.servers, &s)
-		for _, rm := range adds.Servers[s.Key].Metrics {
+		add := adds.Servers[s.Key]
+		for _, rm := range add.Metrics {
 			c.addRaw(&s, rm, nil, Current)
 		}
+		for _, rm := range add.Removed {
+			c.addRaw(&s, rm, nil, Removed)
+		}
+		s.Absent = add.Absent
 	}
 	addExtra(c)
 	c.index()
@@ -233,9 +253,33 @@ func splitNames(s string) []string {
 }
 
 func (c *Catalog) addRaw(s *Server, rm rawMetric, defaults []string, listStatus Status) {
+	for _, m := range buildRaw(s, rm, defaults, listStatus) {
+		c.add(m)
+	}
+}
+
+// correct replaces the entry of a name that the research catalogue has
+// wrong. A correction whose name the catalogue lacks is left out (a test
+// keeps every correction pointed at an entry).
+func (c *Catalog) correct(s *Server, rm rawMetric, defaults []string) {
+	for _, m := range buildRaw(s, rm, defaults, Current) {
+		if prev := c.metrics[m.Name]; prev != nil && prev.Server == s {
+			if prev.Family != "" && prev.Family != m.Family {
+				delete(c.families, prev.Family)
+			}
+			c.metrics[m.Name] = m
+			if m.Family != "" && m.Family != m.Name {
+				c.families[m.Family] = m
+			}
+		}
+	}
+}
+
+// buildRaw turns an entry into the metrics it names.
+func buildRaw(s *Server, rm rawMetric, defaults []string, listStatus Status) []*Metric {
 	names := splitNames(rm.Name)
 	if len(names) == 0 {
-		return
+		return nil
 	}
 	m := Metric{
 		Family:      rm.Family,
@@ -251,6 +295,7 @@ func (c *Catalog) addRaw(s *Server, rm rawMetric, defaults []string, listStatus 
 		Note:        rm.Note,
 		Condition:   rm.Condition,
 		Confidence:  rm.Confidence,
+		Source:      rm.Source,
 	}
 	switch m.Type {
 	case Counter, Gauge, Histogram, Summary:
@@ -293,14 +338,16 @@ func (c *Catalog) addRaw(s *Server, rm rawMetric, defaults []string, listStatus 
 		}
 	}
 	slices.SortFunc(m.Buckets, func(a, b []float64) int { return len(b) - len(a) })
+	out := make([]*Metric, 0, len(names))
 	for _, name := range names {
 		mm := m
 		mm.Name = name
 		if len(names) > 1 {
 			mm.Type = Unknown // a list of names written together: no type given
 		}
-		c.add(&mm)
+		out = append(out, &mm)
 	}
+	return out
 }
 
 func parseStatus(s string, def Status) Status {

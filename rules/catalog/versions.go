@@ -36,7 +36,11 @@ type rawLifecycleEntry struct {
 
 // Lifecycle is a metric's history on one release line, in release
 // numbers ("0.11"). Empty fields mean "before the first listed release"
-// (Since) or "not yet" (the others).
+// (Since) or "not yet" (the others). A number written ">0.14" says what
+// the source supports when the release itself is not established: in a
+// release after 0.14, which one unknown (the change was merged after
+// 0.14 was cut). Such a change counts from the next listed release, and
+// on none when 0.14 is the last.
 type Lifecycle struct {
 	Since      string
 	Deprecated string
@@ -106,16 +110,25 @@ func (c *Catalog) ExposedIn(line, name, release string) bool {
 	if !ok {
 		return true
 	}
-	if l.Since != "" && CompareReleases(release, l.Since) < 0 {
+	if l.Since != "" && !reached(release, l.Since) {
 		return false
 	}
-	if l.Hidden != "" && CompareReleases(release, l.Hidden) >= 0 {
+	if l.Hidden != "" && reached(release, l.Hidden) {
 		return false
 	}
-	if l.Removed != "" && CompareReleases(release, l.Removed) >= 0 {
+	if l.Removed != "" && reached(release, l.Removed) {
 		return false
 	}
 	return true
+}
+
+// reached reports whether release has the change made in bound: bound
+// itself or later, or for ">X" a release after X.
+func reached(release, bound string) bool {
+	if after, ok := strings.CutPrefix(bound, ">"); ok {
+		return CompareReleases(release, after) > 0
+	}
+	return CompareReleases(release, bound) >= 0
 }
 
 // CompareReleases compares dotted release numbers numerically: 0.9 < 0.10.

@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pagedhq/paged/rules/catalog"
@@ -56,5 +57,35 @@ func TestAdditions(t *testing.T) {
 	}
 	if m := c.Metric("vllm:nixl_num_failed_transfers_total"); m != nil && (m.Family != "vllm:nixl_num_failed_transfers" || !m.HasLabel("engine")) {
 		t.Errorf("nixl counter = %+v", m)
+	}
+}
+
+// The version claims of pack-review-turn3.md: a change whose release the
+// source does not establish counts from the release after the last one it
+// is known to be absent from.
+func TestExposedInReviewTurn3(t *testing.T) {
+	c := catalog.Default()
+	for _, x := range []struct {
+		name, release string
+		want          bool
+	}{
+		{"vllm:engine_sleep_state", "0.11", false}, // dev mode only before PR #27867
+		{"vllm:engine_sleep_state", "0.12", true},
+		{"vllm:nixl_num_failed_transfers_total", "0.11", false}, // PR #26811, after 0.11.0
+		{"vllm:nixl_num_failed_transfers_total", "0.12", true},
+		{"vllm:nixl_num_kv_expired_reqs_total", "0.14", false}, // PR #32340, after v0.14.0rc0
+		{"vllm:time_per_output_token_seconds", "0.14", false},  // hidden since 0.12, removed after 0.14
+		{"vllm:num_requests_waiting_by_reason", "0.14", false}, // PR #38435, 2026-03
+		{"vllm:prompt_tokens_by_source_total", "0.14", false},  // PR #33290, 2026-02
+		{"vllm:prompt_tokens_recomputed_total", "0.14", false}, // added and removed after 0.14
+		{"vllm:admission_rejections_total", "0.14", false},
+	} {
+		if got := c.ExposedIn("vllm", x.name, x.release); got != x.want {
+			t.Errorf("ExposedIn(vllm, %s, %s) = %v, want %v", x.name, x.release, got, x.want)
+		}
+	}
+	l, _ := c.LifecycleOf("vllm", "vllm:time_per_output_token_seconds")
+	if l.Removed != ">0.14" || !strings.Contains(l.Source, "#32661") {
+		t.Errorf("time_per_output_token_seconds lifecycle = %+v, want removed after 0.14 by #32661", l)
 	}
 }
