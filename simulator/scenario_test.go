@@ -341,7 +341,7 @@ func TestScenarioPDImbalance(t *testing.T) {
 	if q := steady.gauge(3*time.Minute, "sglang:num_decode_prealloc_queue_reqs", nil); q != 0 {
 		t.Errorf("steady: %v in the decode prealloc queue, want 0", q)
 	}
-	if q := steady.gauge(3*time.Minute, "sglang:num_prefill_prealloc_queue_reqs", nil); q != 0 {
+	if q := steady.gauge(3*time.Minute, "sglang:num_prefill_bootstrap_queue_reqs", nil); q != 0 {
 		t.Errorf("steady: %v in the prefill queue of a decode worker, want 0", q)
 	}
 

@@ -22,7 +22,7 @@ type sglang struct {
 
 	httpActive, running, queued, usedTokens, tokenUsage, cacheHitRate, maxTotal, genThroughput *family
 	utilization, retracted, paused, retractedTotal, retractedInput, retractedOutput            *family
-	grammarQueue, prefillPrealloc, prefillInflight, decodePrealloc, decodeTransfer             *family
+	grammarQueue, prefillBootstrap, prefillInflight, decodePrealloc, decodeTransfer            *family
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
@@ -68,15 +68,25 @@ func newSGLang(opts Options, m *model) *sglang {
 	// The P/D queue gauges exist on every server; each reports 0 outside
 	// its own mode (a prefill queue on a decode worker, all four on a
 	// unified server). The simulator with --kv-connector is a decode worker.
-	g.prefillPrealloc = l.gauge("sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.", sl...)
+	// The prefill one was num_prefill_prealloc_queue_reqs until 2026
+	// (renamed after sgl-project/sglang@44cedc2b).
+	g.prefillBootstrap = l.gauge("sglang:num_prefill_bootstrap_queue_reqs", "The number of requests in the prefill bootstrap queue.", sl...)
 	g.prefillInflight = l.gauge("sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", sl...)
 	g.decodePrealloc = l.gauge("sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", sl...)
 	g.decodeTransfer = l.gauge("sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", sl...)
-	for _, f := range []*family{g.prefillPrealloc, g.prefillInflight, g.decodePrealloc, g.decodeTransfer} {
+	for _, f := range []*family{g.prefillBootstrap, g.prefillInflight, g.decodePrealloc, g.decodeTransfer} {
 		set(f, 0)
 	}
-	set(l.gauge("sglang:engine_startup_time", "Time taken for the engine to start.", sl...), 42.7)
-	set(l.gauge("sglang:engine_load_weights_time", "Time taken to load model weights.", sl...), 11.3)
+	// The tokenizer's startup gauges by phase (emit_startup_time at
+	// sgl-project/sglang@1025622f; before, engine_startup_time and
+	// engine_load_weights_time).
+	startup := l.gauge("sglang:startup_time_seconds", "Engine startup duration by phase in seconds.", "model_name", "phase")
+	for _, p := range []struct {
+		phase string
+		secs  float64
+	}{{"load_weight", 11.3}, {"kv_cache_allocation", 2.1}, {"scheduler_e2e", 38.9}, {"tokenizer_e2e", 42.7}} {
+		startup.with(opts.Start, opts.Model, p.phase).value = p.secs
+	}
 	set(l.gauge("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet).", sl...), 0)
 	set(l.gauge("sglang:swa_token_usage", "The token usage for SWA layers.", sl...), 0)
 	g.grammarQueue = l.gauge("sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue.", sl...)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -53,6 +54,11 @@ func TestReviewTurn3(t *testing.T) {
 		name, replacedBy string
 	}{
 		{"vllm:prompt_tokens_recomputed_total", ""},
+		{"sglang:num_prefill_prealloc_queue_reqs", "sglang:num_prefill_bootstrap_queue_reqs"},
+		{"sglang:engine_startup_time", "sglang:startup_time_seconds (label phase: load_weight, kv_cache_allocation, scheduler_e2e, tokenizer_e2e)"},
+		{"sglang:engine_load_weights_time", `sglang:startup_time_seconds{phase="load_weight"}`},
+		{"sgl_router_cb_state", "smg_worker_cb_state"},
+		{"sgl_router_retries_exhausted_total", "smg_worker_retries_exhausted_total"},
 	} {
 		m := c.Metric(w.name)
 		if m == nil || m.Status != Removed || m.ReplacedBy != w.replacedBy {
@@ -64,8 +70,22 @@ func TestReviewTurn3(t *testing.T) {
 		typ    Type
 		labels []string // that the metric must have
 	}{
+		{"sglang:kv_transfer_speed_gb_s", Histogram, nil},
+		{"sglang:kv_transfer_latency_ms", Histogram, nil},
+		{"sglang:kv_transfer_bootstrap_ms", Histogram, nil},
+		{"sglang:num_prefill_retries_total", Counter, []string{"moe_ep_rank"}},
+		{"sglang:num_queue_reqs", Gauge, []string{"priority", "moe_ep_rank", "tp_rank"}},
+		{"sglang:num_prefill_bootstrap_queue_reqs", Gauge, []string{"priority"}},
+		{"sglang:time_to_first_token_seconds", Histogram, []string{"is_streaming"}},
+		{"sglang:cached_tokens_total", Counter, []string{"cache_source"}},
+		{"sglang:startup_time_seconds", Gauge, []string{"phase"}},
+		{"sglang:scheduler_idle_seconds_total", Counter, nil},
+		{"sglang:hicache_dropped_tokens_total", Counter, []string{"reason", "pool", "cache_type"}},
+		{"sglang:cuda_graph_passes_total", Counter, []string{"mode"}},
 		{"vllm:nixl_post_time_seconds", Histogram, []string{"engine"}},
 		{"vllm:kv_offload_total_bytes_total", Counter, []string{"transfer_type"}},
+		{"smg_worker_cb_state", Gauge, []string{"worker"}},
+		{"smg_router_request_errors_total", Counter, []string{"error_type", "backend_type"}},
 	} {
 		m := c.Metric(w.name)
 		if m == nil || m.Status == Removed || m.Type != w.typ {
@@ -78,8 +98,22 @@ func TestReviewTurn3(t *testing.T) {
 			}
 		}
 	}
+	if m := c.Metric("sglang:prompt_tokens_total"); m == nil || !m.HasLabel("is_streaming") || m.HasLabel("priority") {
+		t.Errorf("sglang:prompt_tokens_total labels = %v, want is_streaming and no priority", m.Labels)
+	}
 	// PR #55812: a reason label and no engine label.
 	if m := c.Metric("vllm:admission_rejections_total"); m == nil || !slices.Equal(m.Labels, []string{"model_name", "reason"}) || m.Family != "vllm:admission_rejections" {
 		t.Errorf("vllm:admission_rejections_total = %+v", m)
+	}
+	if m := c.Metric("sglang:max_total_num_tokens"); m == nil || m.Confidence != "high" || strings.Contains(m.Note, "absent") {
+		t.Errorf("sglang:max_total_num_tokens = %+v, want the 1025622f entry", m)
+	}
+	for _, key := range []string{"sglang_gateway", "sglang_router"} {
+		if s := c.Server(key); s == nil || s.Title != "SGLang model gateway" {
+			t.Errorf("server %s = %+v", key, s)
+		}
+	}
+	if c.ServerFor("smg_worker_health") != c.Server("sglang_gateway") || c.ServerFor("sgl_router_worker_health") != c.Server("sglang_router") {
+		t.Error("gateway prefixes do not resolve to the gateway servers")
 	}
 }

@@ -16,10 +16,14 @@ var openServers = map[string]bool{
 }
 
 // extraDefaultLabels: SGLang's scheduler metrics carry the parallelism
-// ranks besides model_name (tp_rank seen in a 2026 capture; the others
-// follow the same code path). Listing them avoids false findings.
+// ranks and the engine type besides model_name (SchedulerMetricsCollector.
+// init_new at sgl-project/sglang@1025622f: model_name, engine_type,
+// tp_rank, pp_rank, moe_ep_rank, dp_rank when set). The tokenizer's
+// metrics have fewer; listing the ranks on every metric avoids false
+// findings. priority (QueueCount gauges), is_streaming and cache_source
+// are on the metrics that have them, in additions.yaml.
 var extraDefaultLabels = map[string][]string{
-	"sglang": {"tp_rank", "pp_rank", "dp_rank", "engine_type"},
+	"sglang": {"tp_rank", "pp_rank", "moe_ep_rank", "dp_rank", "engine_type"},
 }
 
 // targetLabels are attached by the scrape configuration or Kubernetes
@@ -38,8 +42,16 @@ var targetLabels = map[string]bool{
 // inference_pool_* and inference_extension_*; before v1.1.0 the objective
 // families were inference_model_* (PR #1567). Open: extensions and
 // plugins add families of their own.
+//
+// SGLang's model gateway (sgl-model-gateway, earlier sgl-router) named its
+// families sgl_router_* and renamed them smg_* with a new label scheme:
+// two servers, so that a rule on an old name is reported as renamed. Open:
+// only the families of observability/metrics.rs are listed (the mesh
+// metrics and the tokenizer's sgl_tokenizer_* are not).
 var extraServers = []Server{
 	{Key: "gaie", Title: "Gateway API Inference Extension", Prefix: "inference_", Open: true},
+	{Key: "sglang_gateway", Title: "SGLang model gateway", Prefix: "smg_", Open: true},
+	{Key: "sglang_router", Title: "SGLang model gateway", Prefix: "sgl_router_", Open: true},
 }
 
 // replacements for removed names whose catalogue entry gives none: the
