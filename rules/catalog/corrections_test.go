@@ -59,6 +59,7 @@ func TestReviewTurn3(t *testing.T) {
 		{"sglang:engine_load_weights_time", `sglang:startup_time_seconds{phase="load_weight"}`},
 		{"sgl_router_cb_state", "smg_worker_cb_state"},
 		{"sgl_router_retries_exhausted_total", "smg_worker_retries_exhausted_total"},
+		{"inference_extension_scheduler_plugin_duration_seconds", "inference_extension_plugin_duration_seconds"},
 	} {
 		m := c.Metric(w.name)
 		if m == nil || m.Status != Removed || m.ReplacedBy != w.replacedBy {
@@ -86,6 +87,7 @@ func TestReviewTurn3(t *testing.T) {
 		{"vllm:kv_offload_total_bytes_total", Counter, []string{"transfer_type"}},
 		{"smg_worker_cb_state", Gauge, []string{"worker"}},
 		{"smg_router_request_errors_total", Counter, []string{"error_type", "backend_type"}},
+		{"llm_d_inference_scheduler_datalayer_poll_errors_total", Counter, []string{"source_type"}},
 	} {
 		m := c.Metric(w.name)
 		if m == nil || m.Status == Removed || m.Type != w.typ {
@@ -107,6 +109,15 @@ func TestReviewTurn3(t *testing.T) {
 	}
 	if m := c.Metric("sglang:max_total_num_tokens"); m == nil || m.Confidence != "high" || strings.Contains(m.Note, "absent") {
 		t.Errorf("sglang:max_total_num_tokens = %+v, want the 1025622f entry", m)
+	}
+	if m := c.Metric("tgi_batch_max_total_tokens"); m == nil || !strings.HasPrefix(m.Since, "v2.3.1 ") {
+		t.Errorf("tgi_batch_max_total_tokens since %q, want v2.3.1", m.Since)
+	}
+	if m := c.Metric("nv_inference_first_response_histogram_ms"); m == nil || !strings.Contains(m.Note, "#464") {
+		t.Errorf("nv_inference_first_response_histogram_ms note %q, want core PR #464", m.Note)
+	}
+	if s := c.Server("gaie"); s == nil || !strings.Contains(s.Absent["1.6"], "no endpoint-picker metrics") {
+		t.Errorf("gaie absent = %v, want the v1.6.0 statement", s.Absent)
 	}
 	for _, key := range []string{"sglang_gateway", "sglang_router"} {
 		if s := c.Server(key); s == nil || s.Title != "SGLang model gateway" {
