@@ -128,3 +128,18 @@ func TestReviewTurn3(t *testing.T) {
 		t.Error("gateway prefixes do not resolve to the gateway servers")
 	}
 }
+
+// The inference gateway's prefix-indexer and latency-predictor families.
+func TestGatewayPredictorAndIndexer(t *testing.T) {
+	c := Default()
+	for name, typ := range map[string]Type{
+		"inference_extension_prefix_indexer_size":                      Gauge,
+		"inference_extension_prefix_indexer_hit_ratio":                 Histogram,
+		"inference_objective_request_predicted_ttft_seconds":           Histogram,
+		"inference_objective_request_tpot_prediction_duration_seconds": Histogram,
+	} {
+		if m := c.Metric(name); m == nil || m.Type != typ || m.Server.Key != "gaie" {
+			t.Errorf("%s = %+v, want a gaie %s", name, m, typ)
+		}
+	}
+}
