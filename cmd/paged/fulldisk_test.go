@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,15 +63,11 @@ func (h *hookCounter) mostPerGroup(status string) (most, groups int) {
 // cpuSeconds is the CPU time a process used so far (user and system).
 func cpuSeconds(t *testing.T, pid int) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s, err := testbin.CPUSeconds(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fields after the command name, which is in parentheses.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100 // USER_HZ
+	return s
 }
 
 // exited reports whether a child process has exited (it is a zombie

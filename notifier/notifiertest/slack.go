@@ -30,8 +30,11 @@ type SlackCall struct {
 	ThreadTS string
 	Text     string
 	Blocks   json.RawMessage
-	Status   int    // HTTP status answered
-	Error    string // ok:false error answered, if any
+	// Attachments are an incoming webhook's legacy attachments (what
+	// Alertmanager's slack_configs send: title, text, color), as sent.
+	Attachments []SlackAttachment
+	Status      int    // HTTP status answered
+	Error       string // ok:false error answered, if any
 	// Metadata is the message metadata sent with chat.postMessage.
 	Metadata *SlackMetadata
 	// Form holds the arguments of conversations.history.
@@ -41,6 +44,15 @@ type SlackCall struct {
 	// Bearer header.
 	TokenInForm   bool
 	TokenInHeader bool
+}
+
+// SlackAttachment is one legacy attachment of an incoming-webhook
+// message (the fields Alertmanager 0.25 fills; others are dropped).
+type SlackAttachment struct {
+	Title    string `json:"title"`
+	Text     string `json:"text"`
+	Fallback string `json:"fallback"`
+	Color    string `json:"color"`
 }
 
 // SlackReply scripts the answer to one upcoming call.
@@ -184,14 +196,15 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/services/") {
 		call.Method = "webhook"
 		var m struct {
-			Text   string          `json:"text"`
-			Blocks json.RawMessage `json:"blocks"`
+			Text        string            `json:"text"`
+			Blocks      json.RawMessage   `json:"blocks"`
+			Attachments []SlackAttachment `json:"attachments"`
 		}
 		if err := json.Unmarshal(body, &m); err != nil {
 			http.Error(w, "invalid_payload", http.StatusBadRequest)
 			return
 		}
-		call.Text, call.Blocks = m.Text, m.Blocks
+		call.Text, call.Blocks, call.Attachments = m.Text, m.Blocks, m.Attachments
 	} else {
 		call.Method = strings.TrimPrefix(r.URL.Path, "/api/")
 		r.Body = io.NopCloser(strings.NewReader(string(body)))

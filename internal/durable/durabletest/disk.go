@@ -6,6 +6,7 @@ package durabletest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,17 +24,29 @@ type Disk struct {
 // test where mounting is not allowed.
 func Mount(t testing.TB, size int) *Disk {
 	t.Helper()
+	d, err := TryMount(t, size)
+	if err != nil {
+		t.Skipf("%v; run as root to test it", err)
+	}
+	return d
+}
+
+// TryMount is Mount for a caller that decides what a machine without
+// mounts means (a suite that must not skip under CI): it returns the
+// error instead of skipping.
+func TryMount(t testing.TB, size int) (*Disk, error) {
+	t.Helper()
 	dir := t.TempDir()
 	opts := "size=" + strconv.Itoa(size) + ",mode=0755"
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		t.Skipf("cannot mount a tmpfs for a full or read-only disk (%v); run as root to test it", err)
+		return nil, fmt.Errorf("cannot mount a tmpfs for a full or read-only disk: %w", err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})
-	return &Disk{Dir: dir, t: t}
+	return &Disk{Dir: dir, t: t}, nil
 }
 
 // fill is the file that takes the free space.
