@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 
 	jsoniter "github.com/json-iterator/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 )
@@ -210,13 +210,21 @@ func readSample(it *jsoniter.Iterator, b *labels.ScratchBuilder) (promql.Sample,
 	return s, ok && it.Error == nil
 }
 
-// readTime reads a timestamp in seconds (a JSON number) as milliseconds.
+// readTime reads a timestamp in seconds (a JSON number) as milliseconds,
+// from its digits as client_golang does (model.Time), not through a
+// float64, which loses the milliseconds of a large timestamp.
 func readTime(it *jsoniter.Iterator) int64 {
 	if it.WhatIsNext() != jsoniter.NumberValue {
 		it.ReportError("decode", "timestamp is not a number")
 		return 0
 	}
-	return int64(math.Round(it.ReadFloat64() * 1000))
+	n := it.ReadNumber()
+	var t model.Time
+	if err := t.UnmarshalJSON([]byte(n)); err != nil {
+		it.ReportError("decode", fmt.Sprintf("timestamp %s: %v", n, err))
+		return 0
+	}
+	return int64(t)
 }
 
 // readValue reads a sample value: a string holding a float, NaN or ±Inf.

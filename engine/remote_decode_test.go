@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	jsoniter "github.com/json-iterator/go"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/util/jsonutil"
 )
 
 // referenceDecode decodes a 200 answer the way client_golang's v1 API and
@@ -55,17 +57,31 @@ func referenceDecode(body []byte) (promql.Vector, bool) {
 
 // encodeVector writes a vector as Prometheus answers with it.
 func encodeVector(v promql.Vector) []byte {
-	mv := make(model.Vector, 0, len(v))
-	for _, s := range v {
+	st := jsoniter.ConfigCompatibleWithStandardLibrary.BorrowStream(nil)
+	defer jsoniter.ConfigCompatibleWithStandardLibrary.ReturnStream(st)
+	st.WriteRaw(`{"status":"success","data":{"resultType":"vector","result":[`)
+	for i, s := range v {
+		if i > 0 {
+			st.WriteMore()
+		}
 		m := model.Metric{}
 		s.Metric.Range(func(l labels.Label) { m[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
-		mv = append(mv, &model.Sample{Metric: m, Timestamp: model.Time(s.T), Value: model.SampleValue(s.F)})
+		st.WriteRaw(`{"metric":`)
+		st.WriteVal(m)
+		// The sample as Prometheus's API writes it: the timestamp's
+		// exact digits (model.Time's JSON goes through a float64 and
+		// loses the milliseconds of a large one).
+		st.WriteRaw(`,"value":[`)
+		jsonutil.MarshalTimestamp(s.T, st)
+		st.WriteMore()
+		jsonutil.MarshalFloat(s.F, st)
+		st.WriteRaw(`]}`)
 	}
-	res, err := json.Marshal(mv)
-	if err != nil {
-		panic(err)
+	st.WriteRaw(`]}}`)
+	if st.Error != nil {
+		panic(st.Error)
 	}
-	return []byte(`{"status":"success","data":{"resultType":"vector","result":` + string(res) + `}}`)
+	return append([]byte(nil), st.Buffer()...)
 }
 
 func sameVector(a, b promql.Vector) error {
