@@ -187,7 +187,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/status", s.handleStatus)
 	s.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if s.notifier != nil {
-		r.Mount("/api/v2", s.notifier.APIHandler())
+		r.Mount("/api/v2", s.limitAPI(s.notifier.APIHandler()))
 	}
 	return r
 }
