@@ -135,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep}
 	if n != nil {
 		s.notifier = n
-		deps.Notify = n.Notify
+		deps.Notify = s.limitRuleLabels(n.Notify, reg)
 	}
 	if deps.Notify == nil && opts.AlertOutput != nil {
 		deps.Notify = engine.ConsoleSink(opts.AlertOutput, time.Now)
