@@ -28,8 +28,8 @@ import (
 //     regular expressions of one request together within
 //     web.max_regexp_size.
 //
-// A GET that matches regular expressions runs one at a time with the
-// others, for at most web.regexp_query_timeout, and stops when its client
+// A GET that matches regular expressions (or a page of the web UI:
+// limitUIFilter) runs one at a time with the others, for at most web.regexp_query_timeout, and stops when its client
 // leaves (serveRegexpQuery).
 func (s *Server) limitAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,10 +139,7 @@ func checkPostedSilence(body []byte, web WebConfig) string {
 func checkQuery(r *http.Request, web WebConfig) (regexps bool, msg string) {
 	q := r.URL.Query()
 	var rb regexpBudget
-	// A matcher is a name, an operator and a value, quoted with escapes:
-	// longer than this it cannot be within the limits, and it is not
-	// parsed (parsing compiles its regular expression).
-	longest := web.MaxLabelNameBytes + 2*max(web.MaxLabelValueBytes, web.MaxRegexpSize) + 16
+	longest := longestMatcher(web)
 	for _, param := range []string{"filter", "receiver_matchers"} {
 		for _, raw := range q[param] {
 			if int64(len(raw)) > longest {
@@ -153,20 +150,11 @@ func checkQuery(r *http.Request, web WebConfig) (regexps bool, msg string) {
 			if err != nil {
 				continue // the API answers 400 with the parse error
 			}
-			var msg string
-			switch m.Type {
-			case amlabels.MatchRegexp, amlabels.MatchNotRegexp:
-				regexps = true
-				msg = checkName(m.Name, web)
-				if msg == "" {
-					msg = rb.add(m.Value, web)
-				}
-			default:
-				msg = checkLabel(m.Name, m.Value, web)
-			}
+			re, msg := checkMatcher(m, &rb, web)
 			if msg != "" {
 				return false, param + ": " + msg
 			}
+			regexps = regexps || re
 		}
 	}
 	if v := q.Get("receiver"); q.Has("receiver") {
@@ -176,6 +164,65 @@ func checkQuery(r *http.Request, web WebConfig) (regexps bool, msg string) {
 		}
 	}
 	return regexps, ""
+}
+
+// longestMatcher is the longest a matcher can be within the limits: a
+// name, an operator and a value, quoted with escapes. A longer one is not
+// parsed (parsing compiles its regular expression).
+func longestMatcher(web WebConfig) int64 {
+	return web.MaxLabelNameBytes + 2*max(web.MaxLabelValueBytes, web.MaxRegexpSize) + 16
+}
+
+// checkMatcher holds a filter's matcher to the label limits, or, for a
+// regular expression, to what is left of the request's budget.
+func checkMatcher(m *amlabels.Matcher, rb *regexpBudget, web WebConfig) (regexp bool, msg string) {
+	switch m.Type {
+	case amlabels.MatchRegexp, amlabels.MatchNotRegexp:
+		if msg := checkName(m.Name, web); msg != "" {
+			return true, msg
+		}
+		return true, rb.add(m.Value, web)
+	}
+	return false, checkLabel(m.Name, m.Value, web)
+}
+
+// limitUIFilter holds the web UI's filter (a matcher list, ?filter={…})
+// to the same limits as the API's, and runs a page that matches regular
+// expressions as serveRegexpQuery runs an API GET.
+func (s *Server) limitUIFilter(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		web := s.Config().Web
+		f := r.URL.Query().Get("filter")
+		if f == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if int64(len(f)) > longestMatcher(web) {
+			s.refuse(w, r, http.StatusBadRequest, "regexp", fmt.Sprintf("filter of %d bytes is longer than web.max_label_name_bytes (%d) and web.max_label_value_bytes (%d) or web.max_regexp_size (%d) allow",
+				len(f), web.MaxLabelNameBytes, web.MaxLabelValueBytes, web.MaxRegexpSize))
+			return
+		}
+		ms, err := amlabels.ParseMatchers(f)
+		if err != nil {
+			next.ServeHTTP(w, r) // the page shows the parse error
+			return
+		}
+		var rb regexpBudget
+		regexps := false
+		for _, m := range ms {
+			re, msg := checkMatcher(m, &rb, web)
+			if msg != "" {
+				s.refuse(w, r, http.StatusBadRequest, limitReason(msg), "filter: "+msg)
+				return
+			}
+			regexps = regexps || re
+		}
+		if regexps {
+			s.serveRegexpQuery(w, r, next, web)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func checkName(name string, web WebConfig) string {

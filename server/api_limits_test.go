@@ -219,3 +219,24 @@ func TestExpensiveRegexpIsCut(t *testing.T) {
 		t.Logf("CPU in the 3 s after the client left: %v", used)
 	}
 }
+
+// The web UI's filter (?filter={…}) is held to the same limits as the
+// API's: too long or too costly a regular expression is answered 400 at
+// once; a small one shows the page.
+func TestUIFilterLimits(t *testing.T) {
+	addr, _ := serveConfig(t, limitsConfig(""), limitsFiles, Options{})
+	base := "http://" + addr
+	for filter, want := range map[string]string{
+		`{v=~"` + strings.Repeat(".*a", 4700) + `"}`:                                      "filter of 14107 bytes is longer than",
+		`{v=~"` + strings.Repeat("x", 3000) + `",w=~"` + strings.Repeat("y", 3000) + `"}`: "filter: regular expressions of 6000 bytes in one request, more than web.max_regexp_size (4096)",
+		`{v=~"` + strings.Repeat("a{1000}", 9) + `"}`:                                     "instructions once compiled",
+	} {
+		code, body := getQuery(t, base, "/", url.Values{"filter": {filter}})
+		if code != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("GET /?filter=%.40s… = %d %.200q, want 400 with %q", filter, code, body, want)
+		}
+	}
+	if code, body := getQuery(t, base, "/", url.Values{"filter": {`{alertname=~"Always.*"}`}}); code != http.StatusOK || !strings.Contains(body, "AlwaysFiring") {
+		t.Errorf("GET /?filter={alertname=~\"Always.*\"} = %d, want the page (%d bytes)", code, len(body))
+	}
+}
