@@ -55,11 +55,18 @@ func procCPU(pid int) time.Duration {
 
 func mibOf(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
+// rssFigure says how far RSS rose above idle, and how much of it this
+// wave added.
+func (s stalled) rssFigure() string {
+	return fmt.Sprintf("%s (this wave +%s; idle %s)", mibOf(s.peakAbove), mibOf(max(0, s.peakAbove+s.idle-s.start)), mibOf(s.idle))
+}
+
 // ---- slow bodies ----
 
 // stalled is what a wave of stalled bodies did to a process.
 type stalled struct {
-	idle      int64         // RSS before the wave
+	idle      int64         // RSS before the first wave
+	start     int64         // RSS when this wave began
 	peakAbove int64         // RSS above idle, at its highest
 	lastClose time.Duration // when the last connection was closed by the server
 	open      int           // connections still open when the wave ended
@@ -86,7 +93,7 @@ func (s stalled) statusList() string {
 // is left.
 func stallWave(t *testing.T, pid int, idle int64, addr, head string, n, declared, sent int, wait time.Duration) stalled {
 	t.Helper()
-	out := stalled{idle: idle, statuses: map[string]int{}}
+	out := stalled{idle: idle, start: procRSS(pid), statuses: map[string]int{}}
 	// The start of a valid alerts body, so that a server decoding as the
 	// bytes arrive has to keep reading too.
 	prefix := `[{"labels":{"alertname":"Stalled","pad":"`
@@ -212,7 +219,7 @@ func TestSlowBodies(t *testing.T) {
 		{"GET /-/healthy with body", "GET /-/healthy HTTP/1.1\r\nHost: paged\r\nContent-Length: %d\r\n\r\n"},
 	} {
 		o := stallWave(t, pid, idle, p.web, w.head, stallConns, stallDeclared, stallSent, readTimeout+20*time.Second)
-		report(t, scenario, "paged", w.name+": RSS above idle, peak", fmt.Sprintf("%s (idle %s)", mibOf(o.peakAbove), mibOf(o.idle)), "< 150 MiB", o.peakAbove < 150<<20)
+		report(t, scenario, "paged", w.name+": RSS above idle, peak", o.rssFigure(), "< 150 MiB", o.peakAbove < 150<<20)
 		report(t, scenario, "paged", w.name+": last connection closed after", fmt.Sprintf("%.1f s (read_timeout %v)", o.lastClose.Seconds(), readTimeout),
 			"within read_timeout + 5 s", o.open == 0 && o.lastClose <= readTimeout+5*time.Second)
 		report(t, scenario, "paged", w.name+": answers", o.statusList(), "")
@@ -238,7 +245,7 @@ func TestPeerSlowBodiesAlertmanager(t *testing.T) {
 		{"POST (no token in Alertmanager)", "POST /api/v2/alerts HTTP/1.1\r\nHost: am\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"},
 	} {
 		o := stallWave(t, am.p.Pid(), idle, am.addr, w.head, stallConns, stallDeclared, stallSent, wait)
-		report(t, scenario, sys, w.name+": RSS above idle, peak", fmt.Sprintf("%s (idle %s)", mibOf(o.peakAbove), mibOf(o.idle)), "")
+		report(t, scenario, sys, w.name+": RSS above idle, peak", o.rssFigure(), "")
 		closed := fmt.Sprintf("%.1f s", o.lastClose.Seconds())
 		if o.open > 0 {
 			closed = fmt.Sprintf("%d of %d still open after %v", o.open, stallConns, wait)
