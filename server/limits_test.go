@@ -531,3 +531,26 @@ func TestHostileLimitsConfig(t *testing.T) {
 		}
 	}
 }
+
+// web.idle_timeout closes a kept-alive connection that sends no further
+// request.
+func TestIdleTimeout(t *testing.T) {
+	addr, _ := serveConfig(t, limitsConfig("  idle_timeout: 1s\n"), limitsFiles, Options{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(60 * time.Second))
+	if _, err := io.WriteString(c, "GET /-/healthy HTTP/1.1\r\nHost: paged\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(c) // the answer, then paged closes the idle connection
+	if err != nil || !strings.HasPrefix(string(out), "HTTP/1.1 200") {
+		t.Fatalf("kept-alive connection: %v, read %q; want 200 and the connection closed", err, out)
+	}
+	if d := time.Since(start); d < time.Second || d > 30*time.Second {
+		t.Errorf("idle connection closed after %v, want after web.idle_timeout (1s)", d)
+	}
+}
