@@ -592,7 +592,19 @@ func (n *Notifier) groups(ctx context.Context, rf func(*dispatch.Route) bool, af
 	if d == nil {
 		return dispatch.AlertGroups{}, map[model.Fingerprint][]string{}, nil
 	}
-	return d.Groups(ctx, rf, af)
+	// Groups checks ctx only before it starts: stop matching (regular
+	// expressions of a filter can be costly) once the request is over.
+	filter := func(a *alert.Alert, now time.Time) (alert.AlertStatus, bool) {
+		if ctx.Err() != nil {
+			return alert.AlertStatus{}, false
+		}
+		return af(a, now)
+	}
+	groups, receivers, err := d.Groups(ctx, rf, filter)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return groups, receivers, err
 }
 
 // staleSet remembers which alerts were last sent with Stale set.

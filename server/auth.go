@@ -7,7 +7,8 @@ import (
 )
 
 // requireToken guards every mutating request (anything but GET, HEAD and
-// OPTIONS) with the bearer token of web.auth_token_file, when one is set.
+// OPTIONS) with the bearer token of web.auth_token_file, when one is set,
+// before any of the request's body is read.
 // With basic_auth_users in the web configuration file, a request that
 // passed basic auth needs no token.
 func (s *Server) requireToken(next http.Handler) http.Handler {
@@ -27,6 +28,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		// token, and is trusted to change state.
 		if !httpauth.CheckBearer(r, want) && !s.passedBasicAuth(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
+			leaveBody(w, r) // unread
 			http.Error(w, "unauthorized: this endpoint needs the bearer token of web.auth_token_file", http.StatusUnauthorized)
 			return
 		}

@@ -46,6 +46,28 @@ const (
 	DefaultMaxHeaderBytes = 1 << 20
 	// DefaultMaxAlertsPerRequest bounds POST /api/v2/alerts (web.max_alerts_per_request).
 	DefaultMaxAlertsPerRequest = 10000
+	// DefaultReadTimeout bounds the time a request body may take to
+	// arrive (web.read_timeout).
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection with no request
+	// (web.idle_timeout).
+	DefaultIdleTimeout = 6 * time.Minute
+	// DefaultMaxRequestBytesInFlight bounds the bodies held for all the
+	// requests being read and served at once (web.max_request_bytes_in_flight).
+	DefaultMaxRequestBytesInFlight = 32 << 20
+	// DefaultMaxLabelsPerAlert bounds the labels of an alert posted to the
+	// API and the matchers of a silence (web.max_labels_per_alert).
+	DefaultMaxLabelsPerAlert = 128
+	// DefaultMaxLabelNameBytes bounds a label name (web.max_label_name_bytes).
+	DefaultMaxLabelNameBytes = 1 << 10
+	// DefaultMaxLabelValueBytes bounds a label value (web.max_label_value_bytes).
+	DefaultMaxLabelValueBytes = 4 << 10
+	// DefaultMaxRegexpSize bounds the regular expressions of one API
+	// request (web.max_regexp_size).
+	DefaultMaxRegexpSize = 4096
+	// DefaultRegexpQueryTimeout bounds a request that matches regular
+	// expressions against the alerts or silences (web.regexp_query_timeout).
+	DefaultRegexpQueryTimeout = 10 * time.Second
 )
 
 // Datasource types.
@@ -192,6 +214,30 @@ type WebConfig struct {
 	MaxHeaderBytes int64
 	// MaxAlertsPerRequest bounds the alerts of one POST /api/v2/alerts.
 	MaxAlertsPerRequest int
+	// ReadTimeout bounds the time from a request's headers to the end of
+	// its body; a body still arriving then gets 408 and the connection is
+	// closed.
+	ReadTimeout time.Duration
+	// IdleTimeout is http.Server.IdleTimeout: how long a kept-alive
+	// connection may wait for its next request.
+	IdleTimeout time.Duration
+	// MaxRequestBytesInFlight bounds the request bodies held in memory at
+	// once, over all connections; a body that does not fit gets 503.
+	MaxRequestBytesInFlight int64
+	// MaxLabelsPerAlert bounds the labels of an alert posted to
+	// /api/v2/alerts and the matchers of a silence.
+	MaxLabelsPerAlert int
+	// MaxLabelNameBytes and MaxLabelValueBytes bound a label name and
+	// value in posted alerts, silences and API filters.
+	MaxLabelNameBytes  int64
+	MaxLabelValueBytes int64
+	// MaxRegexpSize bounds the regular expressions of one API request
+	// (filters, receiver, a silence's matchers), together: in bytes of
+	// pattern and, compiled, in instructions (twice as many).
+	MaxRegexpSize int64
+	// RegexpQueryTimeout bounds an API request that matches regular
+	// expressions; such requests run one at a time.
+	RegexpQueryTimeout time.Duration
 
 	authToken string // content of AuthTokenFile, never printed
 }
@@ -319,7 +365,19 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 				field{"max_request_body_bytes", d.byteSize(&cfg.Web.MaxRequestBodyBytes)},
 				field{"max_header_bytes", d.byteSize(&cfg.Web.MaxHeaderBytes)},
 				field{"max_alerts_per_request", d.positiveInt(&cfg.Web.MaxAlertsPerRequest)},
+				field{"read_timeout", d.duration(&cfg.Web.ReadTimeout, false)},
+				field{"idle_timeout", d.duration(&cfg.Web.IdleTimeout, false)},
+				field{"max_request_bytes_in_flight", d.byteSize(&cfg.Web.MaxRequestBytesInFlight)},
+				field{"max_labels_per_alert", d.positiveInt(&cfg.Web.MaxLabelsPerAlert)},
+				field{"max_label_name_bytes", d.byteSize(&cfg.Web.MaxLabelNameBytes)},
+				field{"max_label_value_bytes", d.byteSize(&cfg.Web.MaxLabelValueBytes)},
+				field{"max_regexp_size", d.byteSize(&cfg.Web.MaxRegexpSize)},
+				field{"regexp_query_timeout", d.duration(&cfg.Web.RegexpQueryTimeout, false)},
 			)
+			if cfg.Web.MaxRequestBytesInFlight < cfg.Web.MaxRequestBodyBytes {
+				d.errorf(n, key, "web.max_request_bytes_in_flight (%d bytes) is smaller than web.max_request_body_bytes (%d bytes): no body of the largest size could ever be read",
+					cfg.Web.MaxRequestBytesInFlight, cfg.Web.MaxRequestBodyBytes)
+			}
 		}},
 		field{"cluster", func(n *yaml.Node, key string) {
 			clusterNode = n
@@ -415,6 +473,15 @@ func defaultConfig() *Config {
 			MaxRequestBodyBytes: DefaultMaxRequestBodyBytes,
 			MaxHeaderBytes:      DefaultMaxHeaderBytes,
 			MaxAlertsPerRequest: DefaultMaxAlertsPerRequest,
+
+			ReadTimeout:             DefaultReadTimeout,
+			IdleTimeout:             DefaultIdleTimeout,
+			MaxRequestBytesInFlight: DefaultMaxRequestBytesInFlight,
+			MaxLabelsPerAlert:       DefaultMaxLabelsPerAlert,
+			MaxLabelNameBytes:       DefaultMaxLabelNameBytes,
+			MaxLabelValueBytes:      DefaultMaxLabelValueBytes,
+			MaxRegexpSize:           DefaultMaxRegexpSize,
+			RegexpQueryTimeout:      DefaultRegexpQueryTimeout,
 		},
 		Cluster: defaultClusterConfig(),
 	}

@@ -56,6 +56,15 @@ func (c *Config) Redacted() (string, error) {
 			MaxRequestBodyBytes int64  `yaml:"max_request_body_bytes"`
 			MaxHeaderBytes      int64  `yaml:"max_header_bytes"`
 			MaxAlertsPerRequest int    `yaml:"max_alerts_per_request"`
+
+			ReadTimeout             string `yaml:"read_timeout"`
+			IdleTimeout             string `yaml:"idle_timeout"`
+			MaxRequestBytesInFlight int64  `yaml:"max_request_bytes_in_flight"`
+			MaxLabelsPerAlert       int    `yaml:"max_labels_per_alert"`
+			MaxLabelNameBytes       int64  `yaml:"max_label_name_bytes"`
+			MaxLabelValueBytes      int64  `yaml:"max_label_value_bytes"`
+			MaxRegexpSize           int64  `yaml:"max_regexp_size"`
+			RegexpQueryTimeout      string `yaml:"regexp_query_timeout"`
 		} `yaml:"web"`
 		Cluster  *clusterView `yaml:"cluster,omitempty"`
 		Notifier *yaml.Node   `yaml:"notifier,omitempty"`
@@ -137,6 +146,14 @@ func (c *Config) Redacted() (string, error) {
 	v.Web.MaxRequestBodyBytes = c.Web.MaxRequestBodyBytes
 	v.Web.MaxHeaderBytes = c.Web.MaxHeaderBytes
 	v.Web.MaxAlertsPerRequest = c.Web.MaxAlertsPerRequest
+	v.Web.ReadTimeout = promDuration(c.Web.ReadTimeout)
+	v.Web.IdleTimeout = promDuration(c.Web.IdleTimeout)
+	v.Web.MaxRequestBytesInFlight = c.Web.MaxRequestBytesInFlight
+	v.Web.MaxLabelsPerAlert = c.Web.MaxLabelsPerAlert
+	v.Web.MaxLabelNameBytes = c.Web.MaxLabelNameBytes
+	v.Web.MaxLabelValueBytes = c.Web.MaxLabelValueBytes
+	v.Web.MaxRegexpSize = c.Web.MaxRegexpSize
+	v.Web.RegexpQueryTimeout = promDuration(c.Web.RegexpQueryTimeout)
 	if c.Cluster.Enabled() {
 		v.Cluster = &clusterView{
 			ListenAddress:    c.Cluster.ListenAddress,

@@ -351,3 +351,206 @@ func TestLimitsOnReload(t *testing.T) {
 		t.Errorf("reload changing web.max_header_bytes = %d %q, want a restart-required error", code, out)
 	}
 }
+
+// rawRequest sends head (a request line and headers, ending in a blank
+// line) and then part of a body on a new connection, and returns the
+// status paged answers and how long until it closed the connection. The
+// client never sends the rest.
+func rawRequest(t *testing.T, addr, head, part string) (status string, closedAfter time.Duration) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(60 * time.Second))
+	if _, err := io.WriteString(c, head+part); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	resp, err := io.ReadAll(c) // until paged closes the connection
+	if err != nil {
+		t.Fatalf("no answer and no close within 60s: %v (read %q)", err, resp)
+	}
+	status = "none"
+	if f := strings.Fields(string(resp)); len(f) > 1 {
+		status = f[1]
+	}
+	return status, time.Since(start)
+}
+
+// A request that does not take a body (GET, HEAD, DELETE, OPTIONS) and
+// comes with one is answered 413 without reading it, health checks
+// included, and its connection is closed; the same requests without a
+// body are served.
+func TestBodyRefusedWhereNoneIsTaken(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  read_timeout: 1m\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	for _, target := range []string{"GET /-/healthy", "GET /api/v2/alerts", "DELETE /api/v2/silence/x", "OPTIONS /api/v2/alerts"} {
+		head := target + " HTTP/1.1\r\nHost: paged\r\nContent-Length: 4194304\r\n\r\n"
+		status, after := rawRequest(t, addr, head, strings.Repeat("b", 1000))
+		if status != "413" || after > 30*time.Second {
+			t.Errorf("%s with a 4 MiB body (1000 bytes sent) = %s, closed after %v; want 413 and closed at once", target, status, after)
+		}
+	}
+	code, body := call(t, nil, http.MethodGet, base+"/-/healthy", onlyReader{strings.NewReader("chunked body")}, nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "GET requests take no body") {
+		t.Errorf("GET /-/healthy with a chunked body = %d %q, want 413 with the reason", code, body)
+	}
+	if code, _ := call(t, nil, http.MethodGet, base+"/-/healthy", nil, nil); code != http.StatusOK {
+		t.Errorf("GET /-/healthy = %d, want 200", code)
+	}
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "body_not_allowed"); got != 5 {
+		t.Errorf("paged_http_requests_rejected_total{reason=body_not_allowed} = %v, want 5", got)
+	}
+}
+
+// A body that stops arriving is answered 408 once web.read_timeout has
+// passed, and its connection closed; a request without the bearer token
+// is answered 401 at once, its body unread.
+func TestStalledBodyTimesOut(t *testing.T) {
+	files := map[string]string{"rules/basic.rules.yaml": basicRules, "token": "tok-1\n"}
+	addr, s := serveConfig(t, limitsConfig("  read_timeout: 1s\n  auth_token_file: token\n"), files, Options{})
+	head := "POST /api/v2/alerts HTTP/1.1\r\nHost: paged\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n"
+	status, after := rawRequest(t, addr, head+"Authorization: Bearer tok-1\r\n\r\n", "[")
+	if status != "408" || after < time.Second || after > 20*time.Second {
+		t.Errorf("stalled body with the token = %s after %v, want 408 after web.read_timeout (1s)", status, after)
+	}
+	status, after = rawRequest(t, addr, head+"\r\n", "[")
+	if status != "401" || after > 900*time.Millisecond {
+		t.Errorf("stalled body without the token = %s after %v, want 401 before the read timeout", status, after)
+	}
+	// Chunked, stalled between chunks.
+	chunked := "POST /api/v2/silences HTTP/1.1\r\nHost: paged\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer tok-1\r\n\r\n"
+	status, after = rawRequest(t, addr, chunked, "5\r\n{\"a\":\r\n")
+	if status != "408" || after > 20*time.Second {
+		t.Errorf("stalled chunked body = %s after %v, want 408", status, after)
+	}
+	if got, _ := testbin.GatherSum(s.Registry(), "paged_http_requests_rejected_total", "reason", "body_timeout"); got != 2 {
+		t.Errorf("paged_http_requests_rejected_total{reason=body_timeout} = %v, want 2", got)
+	}
+}
+
+// The bodies held at once stay within web.max_request_bytes_in_flight:
+// with two stalled 64 KiB bodies holding all of its 128 KiB, a third
+// body gets 503 with Retry-After before any of it is read; once the
+// stalled ones time out, bodies are read again.
+func TestRequestBytesInFlight(t *testing.T) {
+	addr, s := serveConfig(t, limitsConfig("  read_timeout: 3s\n  max_request_body_bytes: 64KiB\n  max_request_bytes_in_flight: 128KiB\n"), limitsFiles, Options{})
+	base := "http://" + addr
+	head := "POST /api/v2/alerts HTTP/1.1\r\nHost: paged\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n"
+	var stalled []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, head+"["); err != nil {
+			t.Fatal(err)
+		}
+		stalled = append(stalled, c)
+	}
+	// Both are held once the gauge shows them.
+	for i := 0; i < 100; i++ {
+		if v, _ := testbin.GatherSum(s.Registry(), "paged_http_request_bytes_in_flight"); v == 128<<10 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v2/alerts", strings.NewReader(alertsBody(1, 1)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "web.max_request_bytes_in_flight (131072 bytes)") {
+		t.Errorf("POST while 128 KiB of bodies are held = %d %q (Retry-After %q), want 503 naming the limit", resp.StatusCode, b, resp.Header.Get("Retry-After"))
+	}
+	for _, c := range stalled {
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if out, _ := io.ReadAll(c); !strings.HasPrefix(string(out), "HTTP/1.1 408") {
+			t.Errorf("stalled body answered %q, want 408", out)
+		}
+	}
+	if code, body := call(t, nil, http.MethodPost, base+"/api/v2/alerts", strings.NewReader(alertsBody(1, 1)), nil); code != http.StatusOK {
+		t.Errorf("POST after the stalled bodies timed out = %d %q, want 200", code, body)
+	}
+	if v, _ := testbin.GatherSum(s.Registry(), "paged_http_request_bytes_in_flight"); v != 0 {
+		t.Errorf("paged_http_request_bytes_in_flight = %v with no request in flight, want 0", v)
+	}
+}
+
+// The keys of issue 39's HTTP limits: defaults, units, and a budget for
+// bodies in flight that could not hold one body of the largest size.
+func TestHostileLimitsConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "r.yaml", "groups: []\n")
+	conf := "datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\n"
+	cfg, err := ParseConfig([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := WebConfig{ReadTimeout: 30 * time.Second, IdleTimeout: 6 * time.Minute, MaxRequestBytesInFlight: 32 << 20, MaxLabelsPerAlert: 128,
+		MaxLabelNameBytes: 1 << 10, MaxLabelValueBytes: 4 << 10, MaxRegexpSize: 4096, RegexpQueryTimeout: 10 * time.Second}
+	got := cfg.Web
+	if got.ReadTimeout != want.ReadTimeout || got.IdleTimeout != want.IdleTimeout || got.MaxRequestBytesInFlight != want.MaxRequestBytesInFlight ||
+		got.MaxLabelsPerAlert != want.MaxLabelsPerAlert || got.MaxLabelNameBytes != want.MaxLabelNameBytes || got.MaxLabelValueBytes != want.MaxLabelValueBytes ||
+		got.MaxRegexpSize != want.MaxRegexpSize || got.RegexpQueryTimeout != want.RegexpQueryTimeout {
+		t.Errorf("defaults = %+v", got)
+	}
+	red := cfg.Redacted2(t)
+	for _, line := range []string{"read_timeout: 30s", "idle_timeout: 6m", "max_request_bytes_in_flight: 33554432", "max_labels_per_alert: 128",
+		"max_label_name_bytes: 1024", "max_label_value_bytes: 4096", "max_regexp_size: 4096", "regexp_query_timeout: 10s"} {
+		if !strings.Contains(red, line+"\n") {
+			t.Errorf("redacted config lacks %q:\n%s", line, red)
+		}
+	}
+	cfg, err = ParseConfig([]byte(conf+"web: {read_timeout: 5s, idle_timeout: 1m, max_request_bytes_in_flight: 8MiB, max_labels_per_alert: 40, max_label_name_bytes: 200, max_label_value_bytes: 16KiB, max_regexp_size: 1KiB, regexp_query_timeout: 2s}\n"),
+		filepath.Join(dir, "paged.yaml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Web; w.ReadTimeout != 5*time.Second || w.IdleTimeout != time.Minute || w.MaxRequestBytesInFlight != 8<<20 || w.MaxLabelsPerAlert != 40 ||
+		w.MaxLabelNameBytes != 200 || w.MaxLabelValueBytes != 16<<10 || w.MaxRegexpSize != 1024 || w.RegexpQueryTimeout != 2*time.Second {
+		t.Errorf("set = %+v", w)
+	}
+	for web, msg := range map[string]string{
+		"{max_request_bytes_in_flight: 1MiB}":                     "web.max_request_bytes_in_flight (1048576 bytes) is smaller than web.max_request_body_bytes (4194304 bytes)",
+		"{read_timeout: 0s}":                                      "must be greater than 0",
+		"{max_labels_per_alert: -1}":                              "must be a whole number greater than 0",
+		"{max_label_value_bytes: lots}":                           "invalid size",
+		"{regexp_query_timeout: forever}":                         "invalid duration",
+		"{max_request_body_bytes: 64MiB, max_header_bytes: 1KiB}": "smaller than web.max_request_body_bytes (67108864 bytes)",
+	} {
+		_, err := ParseConfig([]byte(conf+"web: "+web+"\n"), filepath.Join(dir, "paged.yaml"), noEnv)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("web %s: %v, want %q", web, err, msg)
+		}
+	}
+}
+
+// web.idle_timeout closes a kept-alive connection that sends no further
+// request.
+func TestIdleTimeout(t *testing.T) {
+	addr, _ := serveConfig(t, limitsConfig("  idle_timeout: 1s\n"), limitsFiles, Options{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(60 * time.Second))
+	if _, err := io.WriteString(c, "GET /-/healthy HTTP/1.1\r\nHost: paged\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(c) // the answer, then paged closes the idle connection
+	if err != nil || !strings.HasPrefix(string(out), "HTTP/1.1 200") {
+		t.Fatalf("kept-alive connection: %v, read %q; want 200 and the connection closed", err, out)
+	}
+	if d := time.Since(start); d < time.Second || d > 30*time.Second {
+		t.Errorf("idle connection closed after %v, want after web.idle_timeout (1s)", d)
+	}
+}

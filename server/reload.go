@@ -53,7 +53,7 @@ func (s *Server) reload() error {
 	}
 	cfg.useWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
-		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, web.max_request_body_bytes and web.max_alerts_per_request)", strings.Join(changed, ", "))
+		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, the web.max_* limits, web.read_timeout and web.regexp_query_timeout)", strings.Join(changed, ", "))
 	}
 	if (old.NotifierConfig == nil) != (cfg.NotifierConfig == nil) {
 		return errors.New("notifier block added or removed: restart paged to apply")
@@ -91,6 +91,9 @@ func restartRequired(old, cfg *Config) []string {
 	}
 	if old.Web.MaxHeaderBytes != cfg.Web.MaxHeaderBytes {
 		out = append(out, "web.max_header_bytes")
+	}
+	if old.Web.IdleTimeout != cfg.Web.IdleTimeout {
+		out = append(out, "web.idle_timeout")
 	}
 	if old.Global.ExternalURL.String() != cfg.Global.ExternalURL.String() {
 		out = append(out, "global.external_url")

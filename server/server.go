@@ -69,6 +69,12 @@ type Server struct {
 	eng      Engine
 	notifier Notifier // nil without a notifier block
 
+	// inFlight holds the request bodies' share of
+	// web.max_request_bytes_in_flight; regexps runs the API requests
+	// that match regular expressions one at a time.
+	inFlight bytesInFlight
+	regexps  chan struct{}
+
 	reloadMu sync.Mutex // one reload at a time
 	cfg      atomic.Pointer[Config]
 	// webConfig is the web configuration file Serve hands to
@@ -112,7 +118,11 @@ func New(opts Options) (*Server, error) {
 	cfg.useWebConfig(opts.WebConfigFile)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg), webConfig: cfg.Web.ConfigFile}
+	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg), webConfig: cfg.Web.ConfigFile, regexps: make(chan struct{}, 1)}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "paged_http_request_bytes_in_flight",
+		Help: "Bytes of request bodies held in memory now, bounded by web.max_request_bytes_in_flight.",
+	}, func() float64 { return float64(s.inFlight.load()) }))
 	s.cfg.Store(cfg)
 
 	// One reporter for every state file under storage.path.
@@ -125,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep}
 	if n != nil {
 		s.notifier = n
-		deps.Notify = n.Notify
+		deps.Notify = s.limitRuleLabels(n.Notify, reg)
 	}
 	if deps.Notify == nil && opts.AlertOutput != nil {
 		deps.Notify = engine.ConsoleSink(opts.AlertOutput, time.Now)
@@ -156,6 +166,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.registry }
 // Handler returns the HTTP API.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.bodyDeadline)
 	r.Use(s.requireToken)
 	r.Use(s.limitRequests)
 	r.Get("/-/healthy", s.handleHealthy)
@@ -176,7 +187,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/status", s.handleStatus)
 	s.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if s.notifier != nil {
-		r.Mount("/api/v2", s.notifier.APIHandler())
+		r.Mount("/api/v2", s.limitAPI(s.notifier.APIHandler()))
 	}
 	return r
 }
@@ -215,7 +226,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    int(s.Config().Web.MaxHeaderBytes),
+		// A body's time is web.read_timeout, set per request
+		// (bodyDeadline), so that a reload applies it and a request
+		// without a body is not cut short.
+		IdleTimeout:    s.Config().Web.IdleTimeout,
+		MaxHeaderBytes: int(s.Config().Web.MaxHeaderBytes),
 		// TLS handshake failures and the like, in paged's log.
 		ErrorLog:    slog.NewLogLogger(s.logger.With("component", "web").Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return ctx },

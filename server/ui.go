@@ -81,7 +81,7 @@ func (s *Server) writePage(w http.ResponseWriter, page *template.Template, data 
 
 // mountUI registers the web UI's routes.
 func (s *Server) mountUI(r chi.Router) {
-	r.Get("/", s.handleUI)
+	r.Method(http.MethodGet, "/", s.limitUIFilter(http.HandlerFunc(s.handleUI)))
 	r.Get("/ui/app.js", s.handleUIScript)
 }
 
@@ -250,6 +250,9 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		}
 		if srv := v.Server; srv != "" && !slices.Contains(d.ServerValues, srv) {
 			d.ServerValues = append(d.ServerValues, srv)
+		}
+		if ferr == nil && len(filter.matchers) > 0 && r.Context().Err() != nil {
+			break // web.regexp_query_timeout passed, or the client left
 		}
 		if ferr == nil && !filter.match(v) {
 			continue

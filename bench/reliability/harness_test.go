@@ -103,7 +103,7 @@ func TestMain(m *testing.M) {
 
 // scenarioOrder is the order of the table's scenarios (by prefix); the
 // figures of one scenario and system keep the order they were reported in.
-var scenarioOrder = []string{"kill -9", "datasource down", "delivery: Slack", "delivery: webhook", "HA pair", "corrupt state", "Slack storm", "full disk", "load"}
+var scenarioOrder = []string{"kill -9", "datasource down", "delivery: Slack", "delivery: webhook", "HA pair", "corrupt state", "Slack storm", "full disk", "load", "slow bodies", "expensive regexp"}
 
 func rank(list []string, s string, prefix bool) int {
 	for i, p := range list {
