@@ -207,6 +207,17 @@ storage: {path: state}
 	if got := names(); got != "basic" {
 		t.Errorf("groups after failed reload = %s, want basic", got)
 	}
+	// A template that does not parse is refused as Prometheus refuses it,
+	// not loaded to page "<error expanding template ...>".
+	writeFile(t, dir, "rules/broken.rules.yaml", "groups:\n  - name: other\n    rules:\n      - alert: Other\n        expr: vector(1)\n        annotations:\n          summary: 'value {{ .Foo '\n")
+	err = s.Reload()
+	want := `broken.rules.yaml:7:27: error [alerts/template] annotation "summary": template does not parse: unclosed action`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "previous rules kept") {
+		t.Errorf("Reload = %v, want %s and the previous rules kept", err, want)
+	}
+	if got := names(); got != "basic" {
+		t.Errorf("groups after a reload with a broken template = %s, want basic", got)
+	}
 	writeFile(t, dir, "rules/broken.rules.yaml", otherRules)
 	if err := s.Reload(); err != nil {
 		t.Fatalf("Reload: %v", err)
