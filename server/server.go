@@ -70,6 +70,7 @@ type Server struct {
 	notifier Notifier // nil without a notifier block
 
 	reloadMu sync.Mutex // one reload at a time
+	reloads  reloadStatus
 	cfg      atomic.Pointer[Config]
 	// webConfig is the web configuration file Serve hands to
 	// exporter-toolkit; "" serves plain HTTP.
@@ -122,7 +123,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build notifier: %w", err)
 	}
-	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep}
+	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep, ReloadFailed: s.reloads.failure}
 	if n != nil {
 		s.notifier = n
 		deps.Notify = n.Notify
