@@ -50,12 +50,8 @@ var (
 )
 
 // templates checks the label and annotation templates of an alerting
-// rule, and the group's labels, which Prometheus adds to the rule's and
-// expands alike.
+// rule.
 func (w *walker) templates(g *Group, r *Rule) {
-	for _, kv := range g.Labels {
-		w.template(g, r, "group label", kv)
-	}
 	for _, kv := range r.Labels {
 		w.template(g, r, "label", kv)
 	}
@@ -64,6 +60,21 @@ func (w *walker) templates(g *Group, r *Rule) {
 	}
 }
 
+// groupTemplates checks the labels of a group with an alerting rule:
+// Prometheus adds them to each rule's labels and expands them alike.
+func (w *walker) groupTemplates(g *Group) {
+	for _, r := range g.Rules {
+		if r.Alert != nil {
+			for _, kv := range g.Labels {
+				w.template(g, nil, "group label", kv)
+			}
+			return
+		}
+	}
+}
+
+// template reports the template of one label or annotation if it does
+// not parse; r is nil for a group's label.
 func (w *walker) template(g *Group, r *Rule, what string, kv KV) {
 	s := kv.Value.Value
 	if !strings.Contains(s, "{{") {
@@ -90,7 +101,7 @@ func (w *walker) template(g *Group, r *Rule, what string, kv KV) {
 	w.f.Problems = append(w.f.Problems, Finding{
 		Path: w.f.Path, Range: rng, Severity: Error, Check: CheckAlertsTemplate,
 		Message: fmt.Sprintf("%s %q: template does not parse: %s", what, kv.Key.Value, msg),
-		Group:   g.Name.Value, Rule: r.Name(),
+		Group:   g.Name.Value, Rule: ruleName(r),
 	})
 }
 
@@ -292,3 +303,10 @@ var textTemplateBuiltins = func() map[string]any {
 	}
 	return m
 }()
+
+func ruleName(r *Rule) string {
+	if r == nil {
+		return ""
+	}
+	return r.Name()
+}

@@ -141,3 +141,14 @@ func FuzzTemplateErrorAt(f *testing.F) {
 		}
 	})
 }
+
+// A group's label is expanded with each alerting rule's, but a broken one
+// is one problem, reported once, at the label.
+func TestLoaderGroupLabelTemplateOnce(t *testing.T) {
+	src := "groups:\n- name: g\n  labels: {team: '{{ .Team'}\n  rules:\n  - {alert: A, expr: up == 0}\n  - {alert: B, expr: up == 0}\n"
+	errs := ParseFile("r.yaml", []byte(src), ParseOptions{}).Errors()
+	want := `r.yaml:3:19: error [alerts/template] group label "team": template does not parse: unclosed action`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Errorf("errors = %v, want [%s]", errs, want)
+	}
+}

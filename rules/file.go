@@ -706,6 +706,7 @@ func (w *walker) groups(seq *yaml.Node, crd bool) {
 				w.rule(g, resolve(rn))
 			}
 		}
+		w.groupTemplates(g)
 	}
 }
 
