@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,31 @@ const (
 	// StateWriteFailingAlert fires while a state file cannot be written
 	// (a full or read-only disk): paging goes on from memory.
 	StateWriteFailingAlert = "PagedStateWriteFailing"
+	// ReloadFailedAlert fires from a configuration reload that failed
+	// (the previous configuration keeps running) until one succeeds
+	// (Options.ReloadFailed).
+	ReloadFailedAlert = "PagedReloadFailed"
+)
+
+// BuiltinAlertNames lists every alert paged raises about itself. Each has
+// a runbook, examples/runbooks/paged/<name>.md.
+func BuiltinAlertNames() []string {
+	return []string{DatasourceDownAlert, RuleNoSeriesAlert, StateCorruptedAlert, StateWriteFailingAlert, ReloadFailedAlert}
+}
+
+// ReloadFailure is a configuration reload that failed, with none
+// succeeding since.
+type ReloadFailure struct {
+	File  string    // the configuration file
+	Since time.Time // the first failed reload since the last good one
+	Err   string    // the error of the last failed reload
+}
+
+// maxReloadErr bounds the reload error quoted in PagedReloadFailed: a file
+// with hundreds of problems would make a message no receiver takes.
+const (
+	maxReloadErrLines = 10
+	maxReloadErrBytes = 2000
 )
 
 // corruptedFor is how long PagedStateCorrupted fires for a file moved
@@ -119,7 +145,9 @@ func (b *builtinAlerts) current(now time.Time) map[uint64]*rules.Alert {
 		lb := labels.NewBuilder(ext)
 		lb.Set(labels.AlertName, name)
 		lb.Set("severity", "critical")
-		lb.Set("file", file)
+		if file != "" {
+			lb.Set("file", file)
+		}
 		ls := lb.Labels()
 		out[ls.Hash()] = &rules.Alert{
 			Labels: ls,
@@ -153,6 +181,45 @@ func (b *builtinAlerts) current(now time.Time) map[uint64]*rules.Alert {
 				"silences, alert timers). Free disk space or fix the permissions of the storage path.",
 				filepath.Join(root, f.File), f.Since.UTC().Format(time.RFC3339), f.Err))
 	}
+	if e.opts.ReloadFailed != nil {
+		if f, ok := e.opts.ReloadFailed(); ok {
+			add(ReloadFailedAlert, "", f.Since,
+				fmt.Sprintf("paged could not reload %s; the previous configuration keeps running", f.File),
+				fmt.Sprintf("Reloading %s has failed since %s. paged runs the configuration and rules it ran before, "+
+					"so changes made since are not in effect, and a restart with this file would not start. "+
+					"Fix the file (paged check-config %s), then reload again. The last reload said:\n%s",
+					f.File, f.Since.UTC().Format(time.RFC3339), f.File, clipLines(f.Err, maxReloadErrLines, maxReloadErrBytes)))
+		}
+	}
 	e.noSeries.alerts(ext, func(a *rules.Alert) { out[a.Labels.Hash()] = a })
 	return out
+}
+
+// clipLines keeps the first lines of s, at most maxBytes of them (cut at a
+// character), and says how many lines it left out.
+func clipLines(s string, maxLines, maxBytes int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var b strings.Builder
+	kept := 0
+	for _, l := range lines {
+		if kept == maxLines || b.Len()+len(l)+1 > maxBytes {
+			break
+		}
+		if kept > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+		kept++
+	}
+	if kept == 0 {
+		// One line longer than the whole budget: its start, cut where a
+		// character ends.
+		b.WriteString(strings.ToValidUTF8(lines[0][:maxBytes], ""))
+		b.WriteString("…")
+		kept = 1
+	}
+	if n := len(lines) - kept; n > 0 {
+		fmt.Fprintf(&b, "\n… and %d more line(s)", n)
+	}
+	return b.String()
 }

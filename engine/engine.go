@@ -224,16 +224,20 @@ type RuleSource struct {
 func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s RuleSettings) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
+	e.mu.Lock()
+	kept := e.loaded
+	e.mu.Unlock()
+	fail := func(err error) error { return &LoadError{Kept: kept, Err: err} }
 	files, err := expand(patterns)
 	if err != nil {
-		return fmt.Errorf("previous rules kept: %w", err)
+		return fail(err)
 	}
 	parsed, err := e.loader.parseAll(files)
 	if err != nil {
-		return fmt.Errorf("previous rules kept: %w", err)
+		return fail(err)
 	}
 	if err := e.loader.addSources(parsed, sources); err != nil {
-		return fmt.Errorf("previous rules kept: %w", err)
+		return fail(err)
 	}
 	for _, src := range sources {
 		files = append(files, src.Name)
@@ -245,7 +249,7 @@ func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s Rul
 	ext := s.ExternalLabels.Copy()
 	plan, stores, err := split(files, parsed, e.loader.parser, ext, e.stores)
 	if err != nil {
-		return fmt.Errorf("previous rules kept: %w", err)
+		return fail(err)
 	}
 	e.loader.serveFrom(plan.manager)
 	running := map[string]bool{}
@@ -274,7 +278,7 @@ func (e *Engine) ApplyRuleSources(patterns []string, sources []RuleSource, s Rul
 		e.extLabels, e.pending = oldExt, nil
 		clear(e.toPrime)
 		e.mu.Unlock()
-		return fmt.Errorf("previous rules kept: %w", err)
+		return fail(err)
 	}
 	e.stores = stores
 	e.mu.Lock()

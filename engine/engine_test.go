@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -318,6 +320,50 @@ func TestRestartDoesNotRenotify(t *testing.T) {
 			t.Errorf("re-sent StartsAt %v, want the original %v", got[0].StartsAt, first[0].StartsAt)
 		}
 	})
+}
+
+// TestApplyRulesFirstLoadFails: when the first load fails there are no
+// previous rules to keep, and the error says so, with every problem at its
+// file:line:col.
+func TestApplyRulesFirstLoadFails(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.rules.yaml", "groups:\n  - name: broken\n    rules:\n      - alert: Broken\n        expr: rate(x[5m]\n      - alert: Template\n        expr: up == 0\n        annotations:\n          summary: \"{{ .Foo \"\n")
+	e, err := engine.New(engine.Options{Datasource: enginetest.New(t), StoragePath: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.ApplyRules([]string{bad}, settings())
+	var le *engine.LoadError
+	if !errors.As(err, &le) {
+		t.Fatalf("ApplyRules = %v, want a LoadError", err)
+	}
+	if le.Kept || !strings.HasPrefix(err.Error(), "no rules loaded: ") || strings.Contains(err.Error(), "kept") {
+		t.Errorf("first load: %v, want \"no rules loaded\"", err)
+	}
+	var got []string
+	for _, p := range le.Problems() {
+		got = append(got, strings.TrimPrefix(p.Error(), dir+string(filepath.Separator)))
+	}
+	want := []string{
+		"bad.rules.yaml:5:19: error [promql/syntax] could not parse expression: unclosed left parenthesis",
+		`bad.rules.yaml:9:21: error [alerts/template] annotation "summary": template does not parse: unclosed action`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if ready, _ := e.Ready(); ready {
+		t.Error("ready with no rules loaded")
+	}
+
+	good := writeFile(t, dir, "good.rules.yaml", "groups:\n  - name: ok\n    rules:\n      - alert: Ok\n        expr: vector(1) > 2\n")
+	if err := e.ApplyRules([]string{good}, settings()); err != nil {
+		t.Fatal(err)
+	}
+	err = e.ApplyRules([]string{bad}, settings())
+	if !errors.As(err, &le) || !le.Kept || !strings.HasPrefix(err.Error(), "previous rules kept: ") {
+		t.Errorf("a later load: %v, want \"previous rules kept\"", err)
+	}
 }
 
 // TestApplyRulesKeepsOldOnError: a broken file leaves the running rules

@@ -7,3 +7,6 @@ func SetMaxCombined(n int) (restore func()) {
 	maxCombined = n
 	return func() { maxCombined = old }
 }
+
+// ClipLines is clipLines, for the PagedReloadFailed description's bound.
+var ClipLines = clipLines

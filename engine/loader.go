@@ -174,3 +174,37 @@ func (l *loader) Load(identifier string, _ bool, _ model.ValidationScheme) (*rul
 func (l *loader) Parse(query string) (parser.Expr, error) {
 	return l.parser.ParseExpr(query)
 }
+
+// LoadError is rules that did not load: what ApplyRules and
+// ApplyRuleSources return. Nothing changed: the rules loaded before keep
+// running, or, when none were (Kept is false, the first load), none run.
+type LoadError struct {
+	Kept bool
+	Err  error // every problem found, each path:line:col when it has one
+}
+
+func (e *LoadError) Error() string {
+	if e.Kept {
+		return "previous rules kept: " + e.Err.Error()
+	}
+	return "no rules loaded: " + e.Err.Error()
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Problems lists the problems one by one, in the order they were found.
+func (e *LoadError) Problems() []error {
+	var out []error
+	var walk func(err error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		out = append(out, err)
+	}
+	walk(e.Err)
+	return out
+}

@@ -35,6 +35,10 @@ type Options struct {
 	Appendable storage.AppendableV2
 	// Notify receives the alerts due to be sent. Nil discards them.
 	Notify rules.NotifyFunc
+	// ReloadFailed, when set, tells the reload of the configuration that
+	// failed with none succeeding since; the engine raises
+	// PagedReloadFailed while it answers true.
+	ReloadFailed func() (ReloadFailure, bool)
 
 	// EvaluationInterval is the default interval of groups that set none
 	// (global.evaluation_interval). Default 30s.

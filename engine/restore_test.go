@@ -397,3 +397,57 @@ func TestAnnounceAfterCrash(t *testing.T) {
 		}
 	})
 }
+
+// TestAnnounceStaleAfterCrashInOutage: a firing alert is never sent fresh
+// by a restart during an outage (the notifier would edit the group's
+// message to drop its outage line): its stale re-sends left it due, so it
+// is not announced, and the first evaluation sends it stale. With the
+// datasource up it is announced, fresh.
+func TestAnnounceStaleAfterCrashInOutage(t *testing.T) {
+	for _, down := range []bool{true, false} {
+		t.Run(map[bool]string{true: "down", false: "up"}[down], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ds := enginetest.New(t)
+				defer ds.Close()
+				file := writeFile(t, t.TempDir(), "queue.rules.yaml", queueRules)
+				store := t.TempDir()
+				rec := &recorder{}
+				e1 := start(t, engine.Options{Datasource: ds, StoragePath: store, Notify: rec.notify}, []string{file}, settings())
+				for range 9 {
+					ds.Set(t, `queue_depth{instance="a"}`, time.Now(), 12)
+					time.Sleep(10 * time.Second)
+				}
+				ds.SetDown(down)
+				time.Sleep(40 * time.Second)
+				synctest.Wait()
+				if got := e1.DatasourceStatus().Down; got != down {
+					t.Fatalf("datasource down = %v before the crash, want %v", got, down)
+				}
+				crash := copyDir(t, store)
+				e1.stop()
+
+				rec2 := &recorder{}
+				e2 := start(t, engine.Options{Datasource: ds, StoragePath: crash, Notify: rec2.notify}, []string{file}, settings())
+				defer e2.stop()
+				synctest.Wait() // Run has started; no evaluation yet
+				got := named(rec2.take(), "QueueBacklog")
+				if down {
+					if len(got) != 0 {
+						t.Fatalf("restored alerts sent at start during the outage: %+v", got)
+					}
+					time.Sleep(10 * time.Second)
+					synctest.Wait()
+					got = named(rec2.take(), "QueueBacklog")
+				}
+				for _, a := range got {
+					if a.Stale != down {
+						t.Errorf("sent with Stale %v, want %v: %+v", a.Stale, down, a)
+					}
+				}
+				if len(got) != 1 || got[0].Resolved(time.Now()) {
+					t.Fatalf("restored alert: %+v, want one firing", got)
+				}
+			})
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/ruletest"
 	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/rules"
@@ -87,13 +88,14 @@ func TestPacksUnitTestsFullCoverage(t *testing.T) {
 
 // Every alert's relative runbook link names a runbook that exists, and
 // every runbook belongs to an alert (no orphans). paged's own built-in
-// alerts have theirs under runbooks/paged/.
+// alerts (every one the engine lists) have theirs under runbooks/paged/.
 func TestRunbooksMatchAlerts(t *testing.T) {
-	want := map[string]bool{
-		filepath.FromSlash("paged/PagedDatasourceDown.md"):    true,
-		filepath.FromSlash("paged/PagedRuleNoSeries.md"):      true,
-		filepath.FromSlash("paged/PagedStateCorrupted.md"):    true,
-		filepath.FromSlash("paged/PagedStateWriteFailing.md"): true,
+	want := map[string]bool{}
+	for _, name := range engine.BuiltinAlertNames() {
+		want[filepath.Join("paged", name+".md")] = true
+	}
+	if len(want) < 5 {
+		t.Fatalf("built-in alerts: %v", engine.BuiltinAlertNames())
 	}
 	for _, pack := range packs {
 		f, err := rules.ReadFile(ruleFile(pack), rules.ParseOptions{})

@@ -432,6 +432,9 @@ type built struct {
 	intervener *timeinterval.Intervener
 	tmpl       *template.Template
 	fwd        *forwarders
+	// staleEdits: the slack_configs, by receiver and index, that edit
+	// their group's message on a datasource state change.
+	staleEdits map[string]map[int]bool
 }
 
 // build makes everything that can fail, without touching the running parts.
@@ -441,7 +444,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
 	tmpl.ExternalURL = n.external
-	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}}
+	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}, staleEdits: map[string]map[int]bool{}}
 	active := map[string]bool{}
 	b.routes.Walk(func(r *dispatch.Route) { active[r.RouteOpts.Receiver] = true })
 	for name := range active {
@@ -456,6 +459,14 @@ func (n *Notifier) build(c *Config) (*built, error) {
 			return nil, err
 		}
 		b.receivers[r.Name] = ints
+		for i, sc := range r.SlackConfigs {
+			if sc.BotMode() && boolOr(sc.UpdateMessage, true) {
+				if b.staleEdits[r.Name] == nil {
+					b.staleEdits[r.Name] = map[int]bool{}
+				}
+				b.staleEdits[r.Name][i] = true
+			}
+		}
 	}
 	intervals := map[string][]timeinterval.TimeInterval{}
 	for _, ti := range c.am.MuteTimeIntervals {
@@ -531,7 +542,7 @@ func (n *Notifier) start(c *Config) error {
 	if timed {
 		intervener = b.intervener
 	}
-	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, intervener, nfl, n.notifyPeer())
+	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, intervener, nfl, n.notifyPeer(), staleEdits{stale: n.stale, slack: b.staleEdits})
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }

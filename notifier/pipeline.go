@@ -49,9 +49,11 @@ type pipeline struct {
 // stages is the pipeline for receivers. inhibitor is nil without inhibit
 // rules and time intervals, intervener nil without time intervals, and
 // peer nil without a cluster; wait is how long this peer waits its turn before sending.
+// edits names the integrations whose dedup stage lets a group through
+// when its datasource state changes (stale_edit.go).
 func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() time.Duration,
 	inhibitor *inhibit.Inhibitor, silencer *silence.Silencer, intervener *timeinterval.Intervener,
-	nfl notify.NotificationLog, peer notify.Peer,
+	nfl notify.NotificationLog, peer notify.Peer, edits staleEdits,
 ) notify.RoutingStage {
 	rs := make(notify.RoutingStage, len(receivers))
 	var pre []notify.Stage
@@ -69,7 +71,7 @@ func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() 
 	}
 	pre = append(pre, notify.NewMuteStage(silencer, p.metrics))
 	for name, integrations := range receivers {
-		st := append(append([]notify.Stage(nil), pre...), p.receiverStage(name, integrations, wait, nfl, peer != nil))
+		st := append(append([]notify.Stage(nil), pre...), p.receiverStage(name, integrations, wait, nfl, peer != nil, edits))
 		rs[name] = p.multi(st)
 	}
 	p.metrics.InitializeFor(receivers)
@@ -77,7 +79,7 @@ func (p pipeline) stages(receivers map[string][]notify.Integration, wait func() 
 }
 
 func (p pipeline) receiverStage(name string, integrations []notify.Integration, wait func() time.Duration,
-	nfl notify.NotificationLog, clustered bool,
+	nfl notify.NotificationLog, clustered bool, edits staleEdits,
 ) notify.Stage {
 	var fs notify.FanoutStage
 	for i := range integrations {
@@ -91,7 +93,7 @@ func (p pipeline) receiverStage(name string, integrations []notify.Integration, 
 			st = append(st, notify.NewClusterWaitStage(wait))
 		}
 		st = append(st,
-			notify.NewDedupStage(&integrations[i], nfl, recv),
+			edits.wrap(name, &integrations[i], notify.NewDedupStage(&integrations[i], nfl, recv)),
 			notify.NewRetryStage(integrations[i], name, p.metrics, p.recorder),
 			notify.NewSetNotifiesStage(nfl, recv, p.ff),
 		)

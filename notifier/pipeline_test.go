@@ -95,20 +95,20 @@ func TestPipelineStages(t *testing.T) {
 
 	// Without inhibit rules and time intervals only the silences remain
 	// ahead of delivery.
-	bare := p.stages(receivers, wait, nil, nil, nil, nil, nil)
+	bare := p.stages(receivers, wait, nil, nil, nil, nil, nil, staleEdits{})
 	if got, want := fmt.Sprint(stageKinds(bare["one"])), fmt.Sprint(cat([]string{"*notify.MuteStage"}, deliver)); got != want {
 		t.Errorf("no inhibit rules, no time intervals:\n got %s\nwant %s", got, want)
 	}
-	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, new(inhibit.Inhibitor), nil, nil, nil, nil)["one"])),
+	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, new(inhibit.Inhibitor), nil, nil, nil, nil, staleEdits{})["one"])),
 		fmt.Sprint(cat([]string{"*notify.MuteStage", "*notify.MuteStage"}, deliver)); got != want {
 		t.Errorf("inhibit rules, no time intervals:\n got %s\nwant %s", got, want)
 	}
-	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, nil, nil, intervener, nil, nil)["one"])),
+	if got, want := fmt.Sprint(stageKinds(p.stages(receivers, wait, nil, nil, intervener, nil, nil, staleEdits{})["one"])),
 		fmt.Sprint(cat([]string{"*notify.TimeActiveStage", "*notify.TimeMuteStage", "*notify.MuteStage"}, deliver)); got != want {
 		t.Errorf("time intervals, no inhibit rules:\n got %s\nwant %s", got, want)
 	}
 
-	alone := p.stages(receivers, wait, inhibitor, nil, intervener, nil, nil)
+	alone := p.stages(receivers, wait, inhibitor, nil, intervener, nil, nil, staleEdits{})
 	if got, want := fmt.Sprint(stageKinds(alone["one"])), fmt.Sprint(cat(mute, deliver)); got != want {
 		t.Errorf("one integration, no cluster:\n got %s\nwant %s", got, want)
 	}
@@ -120,7 +120,7 @@ func TestPipelineStages(t *testing.T) {
 		t.Errorf("no integrations:\n got %s\nwant %s", got, want)
 	}
 
-	clustered := p.stages(receivers, wait, inhibitor, nil, intervener, nil, readyPeer{})
+	clustered := p.stages(receivers, wait, inhibitor, nil, intervener, nil, readyPeer{}, staleEdits{})
 	waitDeliver := cat([]string{"*notify.ClusterWaitStage"}, deliver)
 	if got, want := fmt.Sprint(stageKinds(clustered["one"])), fmt.Sprint(cat([]string{"*notify.ClusterGossipSettleStage"}, mute, waitDeliver)); got != want {
 		t.Errorf("one integration, clustered:\n got %s\nwant %s", got, want)

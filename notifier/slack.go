@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/alertmanager/alert"
+	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/notify"
 	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/common/model"
@@ -145,6 +146,10 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 	allResolved := len(data.Alerts.Firing()) == 0
 	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)}
 
+	if isStaleEdit(ctx) {
+		return s.editStale(ctx, api, store, ts, channel, fromJournal, msg, opts)
+	}
+
 	if update && ts != "" && channel != "" {
 		_, _, _, err := api.UpdateMessageContext(ctx, channel, ts, opts...)
 		var se slack.SlackErrorResponse
@@ -166,11 +171,15 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 				if store != nil {
 					store.Delete(storeTS)
 					store.Delete(storeChannel)
+					store.Delete(storeStale)
 				}
 				s.dropJournal(key, keyed)
-			case fromJournal && store != nil:
-				store.SetStr(storeTS, ts)
-				store.SetStr(storeChannel, channel)
+			case store != nil:
+				if fromJournal {
+					store.SetStr(storeTS, ts)
+					store.SetStr(storeChannel, channel)
+				}
+				recordStale(store, msg.Stale)
 			}
 			return notify.Success()
 		}
@@ -208,14 +217,45 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 		// The group's lifecycle is over; the next firing starts a new thread.
 		store.Delete(storeTS)
 		store.Delete(storeChannel)
+		store.Delete(storeStale)
 	case ts == "" || update:
 		store.SetStr(storeTS, gotTS)
 		store.SetStr(storeChannel, gotChannel)
+		recordStale(store, msg.Stale)
 	case fromJournal:
 		// A reply in the thread of the journal's message: keep following it.
 		store.SetStr(storeTS, ts)
 		store.SetStr(storeChannel, channel)
 	}
+	return notify.Success()
+}
+
+// editStale brings the group's message up to date with its datasource
+// state (stale_edit.go): it edits the message and posts nothing, neither a
+// thread reply nor a new message if the original is gone.
+func (s *slackNotifier) editStale(ctx context.Context, api *slack.Client, store *nflog.Store, ts, channel string, fromJournal bool, msg slackMessage, opts []slack.MsgOption) notify.NotifyVerdict {
+	if ts == "" || channel == "" || store == nil {
+		return notify.Success()
+	}
+	_, _, _, err := api.UpdateMessageContext(ctx, channel, ts, opts...)
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message" || se.Err == "edit_window_closed") {
+		// Nothing to bring up to date: the next change of the group posts
+		// a new message, as any edit that fails this way does.
+		s.logger.Warn("slack message cannot be edited to show the datasource state", "error_code", se.Err)
+		store.Delete(storeTS)
+		store.Delete(storeChannel)
+		store.Delete(storeStale)
+		return notify.Success()
+	}
+	if err != nil {
+		return s.verdict("chat.update", err)
+	}
+	if fromJournal {
+		store.SetStr(storeTS, ts)
+		store.SetStr(storeChannel, channel)
+	}
+	recordStale(store, msg.Stale)
 	return notify.Success()
 }
 

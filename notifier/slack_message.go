@@ -29,6 +29,9 @@ const (
 type slackMessage struct {
 	Text   string // fallback for notifications and old clients
 	Blocks []slack.Block
+	// Stale: the message says the datasource is failing (a firing alert
+	// of the group is stale).
+	Stale bool
 }
 
 // messageInput is what a message is rendered from.
@@ -140,7 +143,7 @@ func renderSlack(in messageInput) slackMessage {
 	}
 
 	fallback := fmt.Sprintf("%s %s: %s", status, escapeMrkdwn(name), summary)
-	return slackMessage{Text: truncate(strings.TrimSuffix(fallback, ": "), slackMaxFallback), Blocks: blocks}
+	return slackMessage{Text: truncate(strings.TrimSuffix(fallback, ": "), slackMaxFallback), Blocks: blocks, Stale: anyStale}
 }
 
 func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Block {

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/pagedhq/paged/rules"
 )
 
 // Overrides tune a pack without forking it: the keys of a paged.yaml
@@ -180,6 +182,10 @@ func (o Overrides) checkValues() ([]*labels.Matcher, Errors) {
 			errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Msg: "alertname is the alert's name and cannot be set"})
 		case !model.LabelValue(o.Labels[name]).IsValid():
 			errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Value: true, Msg: "label value is not valid UTF-8"})
+		default:
+			if err := rules.TemplateError(o.Labels[name]); err != nil {
+				errs = append(errs, &Error{Key: KeyLabels, Name: name, Offset: -1, Value: true, Msg: "label template does not parse: " + err.Error()})
+			}
 		}
 	}
 	return ms, errs

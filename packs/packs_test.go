@@ -221,7 +221,7 @@ func TestApplyErrors(t *testing.T) {
 		Set:      map[string]float64{"VLLMKVCacheSaturatd": 0.9, "VLLMQueueBacklog": 5},
 		For:      map[string]model.Duration{"Nope": model.Duration(time.Minute)},
 		Severity: map[string]string{"VLLMPreemptions": "page"},
-		Labels:   map[string]string{"alertname": "x", "__x": "y"},
+		Labels:   map[string]string{"alertname": "x", "__x": "y", "team": "{{ .Foo "},
 		Disable:  []string{"VLLMQueueBacklog", "VLLMQueueBacklog"},
 	})
 	var es packs.Errors
@@ -240,6 +240,7 @@ func TestApplyErrors(t *testing.T) {
 		`severity.VLLMPreemptions: severity "page": want one of critical, warning, info`,
 		`labels.__x: invalid label name`,
 		`labels.alertname: alertname is the alert's name and cannot be set`,
+		`labels.team: label template does not parse: unclosed action`,
 		`disable[1]: VLLMQueueBacklog is listed twice`,
 	}
 	if len(got) != len(want) {

@@ -23,6 +23,9 @@ const (
 	CheckYAMLParse    = "yaml/parse"
 	CheckStructure    = "rule/structure"
 	CheckPromQLSyntax = "promql/syntax"
+	// CheckAlertsTemplate: an alerting rule's label or annotation
+	// template does not parse (check_alerts_template.go).
+	CheckAlertsTemplate = "alerts/template"
 )
 
 // Kind of rule file.
@@ -257,6 +260,10 @@ type ParseOptions struct {
 	// Parser parses PromQL; nil means a parser with Prometheus's defaults
 	// (duration expressions and extended range selectors are always on).
 	Parser parser.Parser
+
+	// templates, when set, is the cache of template actions known to
+	// parse that a lint worker shares across its files.
+	templates templateCache
 }
 
 // MaxFileSize is the largest rule file the loader reads.
@@ -277,6 +284,7 @@ func ParseFile(path string, content []byte, opts ParseOptions) *File {
 type walker struct {
 	f    *File
 	opts ParseOptions
+	tmpl templateCache // set at the first template
 }
 
 func (w *walker) problem(n *yaml.Node, check string, sev Severity, format string, args ...any) {
@@ -698,6 +706,7 @@ func (w *walker) groups(seq *yaml.Node, crd bool) {
 				w.rule(g, resolve(rn))
 			}
 		}
+		w.groupTemplates(g)
 	}
 }
 
@@ -789,6 +798,9 @@ func (w *walker) rule(g *Group, rn *yaml.Node) {
 		if !model.UTF8Validation.IsValidLabelName(kv.Key.Value) {
 			w.ruleProblem(g, r, kv.Key.Node, CheckStructure, "invalid annotation name: %s", kv.Key.Value)
 		}
+	}
+	if r.Alert != nil {
+		w.templates(g, r)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // files are linted on one worker per CPU; the findings do not depend on
 // the order the workers finish in.
 func Lint(files []*File, cfg *Config) []Finding {
-	found := lintAll(len(files), func(i int) *File { return files[i] }, cfg, nil)
+	found := lintAll(len(files), func(i int, _ *worker) *File { return files[i] }, cfg, nil)
 	return sortedFindings(found)
 }
 

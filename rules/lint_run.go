@@ -40,12 +40,14 @@ func LintFiles(loaded []*File, paths []string, opts ParseOptions, cfg *Config) (
 		last[pathOf(i)] = i
 		count[pathOf(i)]++
 	}
-	file := func(i int) *File {
+	file := func(i int, w *worker) *File {
 		if i < len(loaded) {
 			return loaded[i]
 		}
 		j := i - len(loaded)
-		f := ParseFile(paths[j], contents[j], opts)
+		o := opts
+		o.templates = w.templateActions
+		f := ParseFile(paths[j], contents[j], o)
 		contents[j] = nil // f holds it now, until f is dropped
 		return f
 	}
@@ -95,11 +97,11 @@ func allLines(f *File) sourceLines {
 }
 
 // lintAll lints n files on one worker per CPU and returns the findings
-// of each, in the order of the files. file(i) returns the i-th file,
-// parsing it when the caller streams them; done, when set, gets each file
+// of each, in the order of the files. file(i, w) returns the i-th file,
+// parsing it with the caches of worker w when the caller streams them; done, when set, gets each file
 // with what it found once it is linted, after which the run holds on to
 // neither.
-func lintAll(n int, file func(i int) *File, cfg *Config, done func(i int, f *File, ff fileFindings)) [][]Finding {
+func lintAll(n int, file func(i int, w *worker) *File, cfg *Config, done func(i int, f *File, ff fileFindings)) [][]Finding {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
@@ -108,7 +110,7 @@ func lintAll(n int, file func(i int) *File, cfg *Config, done func(i int, f *Fil
 	forEach(n, lintWorkers(n, cfg), func() func(i int) {
 		w := newWorker()
 		return func(i int) {
-			f := file(i)
+			f := file(i, w)
 			recorded.add(i, f)
 			perFile[i] = lintFile(f, cfg, w)
 			if done != nil {
@@ -160,12 +162,12 @@ func forEach(n, workers int, newEach func() func(i int)) {
 // worker holds what one worker goroutine caches across the files it
 // lints: its own, so it needs no lock.
 type worker struct {
-	templateActions map[string]bool           // check_alerts_template.go
+	templateActions templateCache             // check_alerts_template.go
 	matcherRes      map[string]*regexp.Regexp // by label: matcherRange
 }
 
 func newWorker() *worker {
-	return &worker{templateActions: map[string]bool{}, matcherRes: map[string]*regexp.Regexp{}}
+	return &worker{templateActions: templateCache{}, matcherRes: map[string]*regexp.Regexp{}}
 }
 
 // recordedFirst maps each name recording rules write to the first file,

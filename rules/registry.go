@@ -2,6 +2,7 @@ package rules
 
 // The loader's own checks: they have no function, the loader reports them,
 // but they are listed so they can be documented, re-weighted or disabled.
+// alerts/template (check_alerts_template.go) is one of them too.
 var (
 	checkYAMLParse = &Check{
 		Name:     CheckYAMLParse,

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
@@ -50,6 +51,9 @@ type Deps struct {
 	// the engine alike (paged_state_corruptions_total,
 	// paged_state_write_failures_total).
 	Reporter *durable.Reporter
+	// ReloadFailed tells the configuration reload that failed with none
+	// succeeding since, for the engine's PagedReloadFailed.
+	ReloadFailed func() (engine.ReloadFailure, bool)
 }
 
 // EngineFactory builds the engine for a loaded configuration.

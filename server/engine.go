@@ -39,6 +39,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
 		Reporter:            deps.Reporter,
+		ReloadFailed:        deps.ReloadFailed,
 	}
 	switch cfg.Datasource.Type {
 	case DatasourceEmbedded:

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/pagedhq/paged/engine"
 )
 
 // restartBlocks are the parts of paged.yaml the engine's datasource, its
@@ -34,15 +37,48 @@ func (s *Server) Reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	err := s.reload()
+	now := time.Now()
 	if err != nil {
 		s.metrics.lastReloadOK.Set(0)
 		s.metrics.reloads.WithLabelValues("failure").Inc()
+		s.reloads.failed(s.opts.ConfigFile, err, now)
 		return &ReloadError{Err: err}
 	}
-	s.metrics.reloadSuccess(time.Now())
+	s.reloads.succeeded()
+	s.metrics.reloadSuccess(now)
 	s.metrics.reloads.WithLabelValues("success").Inc()
 	s.logger.Info("configuration reloaded", "file", s.opts.ConfigFile, "rule_files", len(s.Config().RuleFilePaths), "packs", len(s.Config().Packs))
 	return nil
+}
+
+// reloadStatus is the outcome of the reloads since the last good one,
+// for PagedReloadFailed: the engine asks at every check.
+type reloadStatus struct {
+	mu      sync.Mutex
+	failing bool
+	last    engine.ReloadFailure
+}
+
+func (r *reloadStatus) failed(file string, err error, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.failing {
+		r.failing, r.last.Since = true, now
+	}
+	r.last.File, r.last.Err = file, err.Error()
+}
+
+func (r *reloadStatus) succeeded() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failing, r.last = false, engine.ReloadFailure{}
+}
+
+// failure is Deps.ReloadFailed.
+func (r *reloadStatus) failure() (engine.ReloadFailure, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last, r.failing
 }
 
 func (s *Server) reload() error {

@@ -207,11 +207,67 @@ storage: {path: state}
 	if got := names(); got != "basic" {
 		t.Errorf("groups after failed reload = %s, want basic", got)
 	}
+	// A template that does not parse is refused as Prometheus refuses it,
+	// not loaded to page "<error expanding template ...>".
+	writeFile(t, dir, "rules/broken.rules.yaml", "groups:\n  - name: other\n    rules:\n      - alert: Other\n        expr: vector(1)\n        annotations:\n          summary: 'value {{ .Foo '\n")
+	err = s.Reload()
+	want := `broken.rules.yaml:7:27: error [alerts/template] annotation "summary": template does not parse: unclosed action`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "previous rules kept") {
+		t.Errorf("Reload = %v, want %s and the previous rules kept", err, want)
+	}
+	if got := names(); got != "basic" {
+		t.Errorf("groups after a reload with a broken template = %s, want basic", got)
+	}
 	writeFile(t, dir, "rules/broken.rules.yaml", otherRules)
 	if err := s.Reload(); err != nil {
 		t.Fatalf("Reload: %v", err)
 	}
 	if got := names(); got != "basic,other" {
 		t.Errorf("groups after reload = %s", got)
+	}
+}
+
+// A failed reload raises the built-in PagedReloadFailed, quoting the
+// problem at its position, and a good reload resolves it.
+func TestReloadFailedAlert(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "rules/basic.rules.yaml", basicRules)
+	writeFile(t, dir, "paged.yaml", fmt.Sprintf(`
+global: {evaluation_interval: 1s}
+datasource:
+  prometheus: {url: "http://%s", timeout: 1s}
+rule_files: ["rules/*.rules.yaml"]
+storage: {path: state}
+`, testbin.FreeAddr(t)))
+	base, stop := runPaged(t, dir, io.Discard, io.Discard)
+	poll(t, base+"/-/healthy", func(code int, _ string) bool { return code == 200 })
+	reload := func() int {
+		resp, err := http.Post(base+"/-/reload", "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if _, body := poll(t, base+"/api/v1/alerts", func(code int, _ string) bool { return code == 200 }); strings.Contains(body, "PagedReloadFailed") {
+		t.Fatalf("PagedReloadFailed before any reload: %s", body)
+	}
+
+	writeFile(t, dir, "rules/broken.rules.yaml", "groups:\n  - name: b\n    rules:\n      - alert: B\n        expr: vector(1)\n        annotations: {summary: '{{ .Foo '}\n")
+	if code := reload(); code != http.StatusInternalServerError {
+		t.Errorf("reload with a broken rule file = %d", code)
+	}
+	_, body := poll(t, base+"/api/v1/alerts", func(_ int, body string) bool { return strings.Contains(body, "PagedReloadFailed") })
+	if !strings.Contains(body, `broken.rules.yaml:6:33: error [alerts/template]`) || !strings.Contains(body, `"runbook_url":"paged/PagedReloadFailed"`) {
+		t.Errorf("PagedReloadFailed does not quote the problem or lacks its runbook:\n%s", body)
+	}
+
+	writeFile(t, dir, "rules/broken.rules.yaml", otherRules)
+	if code := reload(); code != http.StatusOK {
+		t.Fatalf("good reload = %d", code)
+	}
+	poll(t, base+"/api/v1/alerts", func(_ int, body string) bool { return !strings.Contains(body, "PagedReloadFailed") })
+	if err := stop(); err != nil {
+		t.Errorf("Run returned %v after cancel", err)
 	}
 }

@@ -76,6 +76,7 @@ type Server struct {
 	regexps  chan struct{}
 
 	reloadMu sync.Mutex // one reload at a time
+	reloads  reloadStatus
 	cfg      atomic.Pointer[Config]
 	// webConfig is the web configuration file Serve hands to
 	// exporter-toolkit; "" serves plain HTTP.
@@ -132,7 +133,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build notifier: %w", err)
 	}
-	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep}
+	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep, ReloadFailed: s.reloads.failure}
 	if n != nil {
 		s.notifier = n
 		deps.Notify = s.limitRuleLabels(n.Notify, reg)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/server"
 )
 
@@ -79,6 +80,17 @@ func (c *runCmd) Run(e *env) error {
 			fmt.Fprintln(e.stderr, p.String())
 		}
 		return problems()
+	}
+	var le *engine.LoadError
+	if errors.As(err, &le) {
+		// The first load of the rules failed: nothing ever ran, so
+		// nothing is kept. Each problem on a line of its own, as
+		// check-config prints them.
+		ps := le.Problems()
+		for _, p := range ps {
+			fmt.Fprintln(e.stderr, p)
+		}
+		return &exitError{Code: exitProblems, Err: fmt.Errorf("no rules loaded: %d problem(s) in rule files", len(ps))}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == c.Config {
