@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 )
@@ -69,18 +68,12 @@ func lookupChannel(ctx context.Context, api *slack.Client, name string) (string,
 			return "", fmt.Errorf("%w: no channel named %q in the first %d pages of conversations.list", errHistoryBound, name, page)
 		}
 		chans, next, err := api.GetConversationsContext(ctx, p)
-		if wait, ok := rateLimited(err); ok {
-			if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
-				return "", fmt.Errorf("%w: conversations.list rate limited, Retry-After %s is past the time budget", errHistoryBound, wait)
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-				continue
-			case <-ctx.Done():
-				t.Stop()
-				err = ctx.Err()
-			}
+		retry, past, err := waitRateLimit(ctx, err)
+		if retry {
+			continue
+		}
+		if past > 0 {
+			return "", fmt.Errorf("%w: conversations.list rate limited, Retry-After %s is past the time budget", errHistoryBound, past)
 		}
 		switch {
 		case err == nil:

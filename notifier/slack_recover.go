@@ -349,19 +349,13 @@ func (sc *historyScan) run(ctx context.Context, api *slack.Client, channel strin
 			return
 		}
 		resp, err := api.GetConversationHistoryContext(ctx, p)
-		if wait, ok := rateLimited(err); ok {
-			if dl, _ := ctx.Deadline(); time.Now().Add(wait).After(dl) {
-				sc.err = fmt.Errorf("%w: rate limited after %d pages, Retry-After %s is past the time budget", errHistoryBound, sc.pages, wait)
-				return
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-				continue
-			case <-ctx.Done():
-				t.Stop()
-				err = ctx.Err()
-			}
+		retry, past, err := waitRateLimit(ctx, err)
+		if retry {
+			continue
+		}
+		if past > 0 {
+			sc.err = fmt.Errorf("%w: rate limited after %d pages, Retry-After %s is past the time budget", errHistoryBound, sc.pages, past)
+			return
 		}
 		switch {
 		case err == nil:
@@ -409,6 +403,28 @@ func rateLimited(err error) (time.Duration, bool) {
 		return time.Second, true
 	}
 	return 0, false
+}
+
+// waitRateLimit waits out a 429 within ctx's deadline. It answers retry
+// after the wait; past, the wait asked for, when it would end after the
+// deadline (err is then the 429); ctx's error when ctx ends during the
+// wait; and err itself for anything but a 429.
+func waitRateLimit(ctx context.Context, err error) (retry bool, past time.Duration, _ error) {
+	wait, ok := rateLimited(err)
+	if !ok {
+		return false, 0, err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
+		return false, wait, err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true, 0, nil
+	case <-ctx.Done():
+		return false, 0, ctx.Err()
+	}
 }
 
 // parseSlackTime reads a Slack timestamp ("1700000000.000123").

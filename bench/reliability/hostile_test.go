@@ -3,21 +3,17 @@
 package reliability
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pagedhq/paged/internal/testbin"
 )
 
 // Hostile clients (issue 39, items 6 and 7): connections that declare
@@ -28,29 +24,15 @@ import (
 
 // procRSS is a process's resident set size in bytes (0 when it is gone).
 func procRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	rss, _ := testbin.RSS(pid)
+	return rss
 }
 
-// procCPU is the CPU time a process has used (user and system).
+// procCPU is the CPU time a process has used (user and system; 0 when
+// it is gone).
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ
+	sec, _ := testbin.CPUSeconds(pid)
+	return time.Duration(sec * float64(time.Second))
 }
 
 func mibOf(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
@@ -87,72 +69,20 @@ func (s stalled) statusList() string {
 }
 
 // stallWave opens n connections to addr; each sends head (formatted with
-// the declared length), then sent bytes of the body, and stalls. It
-// samples pid's RSS (against idle, read before the first wave) until the
-// server has closed every connection or wait has passed, then closes what
-// is left.
+// the declared length), then sent bytes of the body, and stalls
+// (testbin.Stall). pid's RSS is measured against idle, read before the
+// first wave.
 func stallWave(t *testing.T, pid int, idle int64, addr, head string, n, declared, sent int, wait time.Duration) stalled {
 	t.Helper()
-	out := stalled{idle: idle, start: procRSS(pid), statuses: map[string]int{}}
 	// The start of a valid alerts body, so that a server decoding as the
 	// bytes arrive has to keep reading too.
 	prefix := `[{"labels":{"alertname":"Stalled","pad":"`
-	payload := prefix + strings.Repeat("x", sent-len(prefix))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := time.Now()
-	var conns []net.Conn
-	for range n {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("dial %s: %v", addr, err)
-		}
-		conns = append(conns, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = c.SetDeadline(start.Add(wait))
-			// A server that answers before the body is sent closes the
-			// connection under the write: that is an outcome, not an
-			// error.
-			_, _ = io.WriteString(c, fmt.Sprintf(head, declared))
-			_, _ = io.WriteString(c, payload)
-			status := "no answer"
-			br := bufio.NewReader(c)
-			if line, err := br.ReadString('\n'); err == nil {
-				if f := strings.Fields(line); len(f) > 1 {
-					status = f[1]
-				}
-			}
-			_, err := io.Copy(io.Discard, br)
-			var ne net.Error
-			timedOut := errors.As(err, &ne) && ne.Timeout()
-			mu.Lock()
-			out.statuses[status]++
-			if timedOut {
-				out.open++
-			} else {
-				out.lastClose = max(out.lastClose, time.Since(start))
-			}
-			mu.Unlock()
-		}()
+	start := procRSS(pid)
+	o, err := testbin.Stall{Addr: addr, Head: head, Declared: declared, Payload: prefix + strings.Repeat("x", sent-len(prefix)), N: n, Wait: wait}.Run(pid)
+	if err != nil {
+		t.Fatalf("stalled bodies to %s: %v", addr, err)
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for sampling := true; sampling; {
-		out.peakAbove = max(out.peakAbove, procRSS(pid)-out.idle)
-		select {
-		case <-done:
-			sampling = false
-		case <-tick.C:
-		}
-	}
-	for _, c := range conns {
-		c.Close()
-	}
-	return out
+	return stalled{idle: idle, start: start, peakAbove: o.PeakRSS - idle, lastClose: o.LastClose, open: o.Open, statuses: o.Statuses}
 }
 
 const (
