@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/alertmanager/matcher/compat"
 	amlabels "github.com/prometheus/alertmanager/pkg/labels"
+
+	"github.com/pagedhq/paged/config"
 )
 
 // limitAPI guards the Alertmanager API v2 (mounted at /api/v2) with the
@@ -77,7 +79,7 @@ func limitReason(msg string) string {
 
 // checkPostedAlerts checks the labels of a POST /api/v2/alerts body. A
 // body that does not decode is left to the API to refuse.
-func checkPostedAlerts(body []byte, web WebConfig) string {
+func checkPostedAlerts(body []byte, web config.WebConfig) string {
 	var alerts []struct {
 		Labels map[string]string `json:"labels"`
 	}
@@ -102,7 +104,7 @@ func checkPostedAlerts(body []byte, web WebConfig) string {
 }
 
 // checkPostedSilence checks the matchers of a POST /api/v2/silences body.
-func checkPostedSilence(body []byte, web WebConfig) string {
+func checkPostedSilence(body []byte, web config.WebConfig) string {
 	var sil struct {
 		Matchers []struct {
 			Name    string `json:"name"`
@@ -136,7 +138,7 @@ func checkPostedSilence(body []byte, web WebConfig) string {
 
 // checkQuery checks the filters of an API GET; regexps reports whether
 // any of them is a regular expression.
-func checkQuery(r *http.Request, web WebConfig) (regexps bool, msg string) {
+func checkQuery(r *http.Request, web config.WebConfig) (regexps bool, msg string) {
 	q := r.URL.Query()
 	var rb regexpBudget
 	longest := longestMatcher(web)
@@ -169,13 +171,13 @@ func checkQuery(r *http.Request, web WebConfig) (regexps bool, msg string) {
 // longestMatcher is the longest a matcher can be within the limits: a
 // name, an operator and a value, quoted with escapes. A longer one is not
 // parsed (parsing compiles its regular expression).
-func longestMatcher(web WebConfig) int64 {
+func longestMatcher(web config.WebConfig) int64 {
 	return web.MaxLabelNameBytes + 2*max(web.MaxLabelValueBytes, web.MaxRegexpSize) + 16
 }
 
 // checkMatcher holds a filter's matcher to the label limits, or, for a
 // regular expression, to what is left of the request's budget.
-func checkMatcher(m *amlabels.Matcher, rb *regexpBudget, web WebConfig) (regexp bool, msg string) {
+func checkMatcher(m *amlabels.Matcher, rb *regexpBudget, web config.WebConfig) (regexp bool, msg string) {
 	switch m.Type {
 	case amlabels.MatchRegexp, amlabels.MatchNotRegexp:
 		if msg := checkName(m.Name, web); msg != "" {
@@ -225,14 +227,14 @@ func (s *Server) limitUIFilter(next http.Handler) http.Handler {
 	})
 }
 
-func checkName(name string, web WebConfig) string {
+func checkName(name string, web config.WebConfig) string {
 	if int64(len(name)) > web.MaxLabelNameBytes {
 		return fmt.Sprintf("a label name of %d bytes (%s) is longer than web.max_label_name_bytes (%d)", len(name), clip(name), web.MaxLabelNameBytes)
 	}
 	return ""
 }
 
-func checkLabel(name, value string, web WebConfig) string {
+func checkLabel(name, value string, web config.WebConfig) string {
 	if msg := checkName(name, web); msg != "" {
 		return msg
 	}
@@ -259,7 +261,7 @@ type regexpBudget struct {
 	bytes, insts int64
 }
 
-func (b *regexpBudget) add(pattern string, web WebConfig) string {
+func (b *regexpBudget) add(pattern string, web config.WebConfig) string {
 	b.bytes += int64(len(pattern))
 	if b.bytes > web.MaxRegexpSize {
 		return fmt.Sprintf("regular expressions of %d bytes in one request, more than web.max_regexp_size (%d)", b.bytes, web.MaxRegexpSize)
@@ -285,7 +287,7 @@ func (b *regexpBudget) add(pattern string, web WebConfig) string {
 // between groups' alerts: Notifier.groups), so an abandoned or overlong
 // query stops using the CPU. Its answer is held until it is complete, so
 // that one cut short is answered with the reason instead.
-func (s *Server) serveRegexpQuery(w http.ResponseWriter, r *http.Request, next http.Handler, web WebConfig) {
+func (s *Server) serveRegexpQuery(w http.ResponseWriter, r *http.Request, next http.Handler, web config.WebConfig) {
 	ctx, cancel := context.WithTimeout(r.Context(), web.RegexpQueryTimeout)
 	defer cancel()
 	select {

@@ -18,7 +18,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		want := s.Config().Web.authToken
+		want := s.Config().Web.AuthToken()
 		if want == "" {
 			next.ServeHTTP(w, r)
 			return

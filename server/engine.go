@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/engine/embedded"
@@ -25,7 +26,7 @@ import (
 // DefaultEngineFactory builds paged's rule engine over the configured
 // datasource: a remote Prometheus-compatible API, or the embedded scraper
 // and TSDB (kept under storage.path/metrics, apart from the alert state).
-func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
+func DefaultEngineFactory(cfg *config.Config, deps Deps) (Engine, error) {
 	a := &engineAdapter{}
 	opts := engine.Options{
 		StoragePath:         cfg.Storage.Path,
@@ -34,7 +35,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		ResendDelay:         cfg.Global.ResendDelay,
 		AlignToScrapes:      cfg.Global.AlignEvaluations,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
-		GeneratorURL:        generatorURL(cfg),
+		GeneratorURL:        config.GeneratorURL(cfg),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
@@ -42,7 +43,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		ReloadFailed:        deps.ReloadFailed,
 	}
 	switch cfg.Datasource.Type {
-	case DatasourceEmbedded:
+	case config.DatasourceEmbedded:
 		e := cfg.Datasource.Embedded
 		eo := embedded.Options{
 			StoragePath:    filepath.Join(cfg.Storage.Path, "metrics"),
@@ -53,7 +54,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		eo.PromScrapeConfigs = e.ScrapeConfigs
 		eo.ScrapeTimeout = e.ScrapeTimeout
-		if e.Keep != KeepAll {
+		if e.Keep != config.KeepAll {
 			eo.Keep = &embedded.Keep{} // until the rules are loaded: only the scrape health series
 		}
 		emb, err := embedded.New(eo)
@@ -119,7 +120,7 @@ func (a *engineAdapter) Run(ctx context.Context) error {
 	return errors.Join(engErr, embErr)
 }
 
-func (a *engineAdapter) ApplyRules(cfg *Config) error {
+func (a *engineAdapter) ApplyRules(cfg *config.Config) error {
 	if err := a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
@@ -134,7 +135,7 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 	// applies scrape_configs: only jobs whose configuration changed
 	// restart.
 	var keep *embedded.Keep
-	if cfg.Datasource.Embedded.Keep != KeepAll {
+	if cfg.Datasource.Embedded.Keep != config.KeepAll {
 		exprs := ruleExprs(a.eng.RuleGroups())
 		for _, p := range cfg.Packs {
 			exprs = append(exprs, dashboardExprs(p.Rendered)...)
@@ -211,25 +212,6 @@ func (a *engineAdapter) Targets() ([]embedded.Target, []embedded.DroppedTarget, 
 	}
 	dropped, counts := a.emb.DroppedTargets()
 	return a.emb.Targets(), dropped, counts, true
-}
-
-// PackSources returns the packs of the configuration, overrides applied,
-// as the engine loads them beside the rule files.
-func (c *Config) PackSources() []engine.RuleSource {
-	out := make([]engine.RuleSource, 0, len(c.Packs))
-	for _, p := range c.Packs {
-		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
-		if c.GrafanaURL != nil {
-			addDashboardURLs(src.Groups, p.Rendered, c.GrafanaURL)
-		}
-		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
-			for _, m := range ms {
-				src.KeepLabels = append(src.KeepLabels, m.Name)
-			}
-		}
-		out = append(out, src)
-	}
-	return out
 }
 
 func (a *engineAdapter) RuleGroups() []*promrules.Group { return a.eng.RuleGroups() }

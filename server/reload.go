@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 )
 
@@ -83,11 +84,11 @@ func (r *reloadStatus) failure() (engine.ReloadFailure, bool) {
 
 func (s *Server) reload() error {
 	old := s.Config()
-	cfg, err := LoadConfig(s.opts.ConfigFile, s.opts.Getenv)
+	cfg, err := config.Load(s.opts.ConfigFile, s.opts.Getenv)
 	if err != nil {
 		return err
 	}
-	cfg.useWebConfig(s.opts.WebConfigFile)
+	cfg.UseWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
 		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, the web.max_* limits, web.read_timeout and web.regexp_query_timeout)", strings.Join(changed, ", "))
 	}
@@ -112,10 +113,10 @@ func (s *Server) reload() error {
 
 // restartRequired lists the blocks that differ between two configurations
 // and that only a restart applies.
-func restartRequired(old, cfg *Config) []string {
+func restartRequired(old, cfg *config.Config) []string {
 	var out []string
 	for _, b := range restartBlocks {
-		if old.sections[b] != cfg.sections[b] {
+		if old.Section(b) != cfg.Section(b) {
 			out = append(out, b)
 		}
 	}
@@ -156,7 +157,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.logger.Error("reload failed", "err", err)
 	code := http.StatusInternalServerError
-	var ce *ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		code = http.StatusBadRequest
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/internal/durable"
 )
@@ -77,7 +78,7 @@ type Server struct {
 
 	reloadMu sync.Mutex // one reload at a time
 	reloads  reloadStatus
-	cfg      atomic.Pointer[Config]
+	cfg      atomic.Pointer[config.Config]
 	// webConfig is the web configuration file Serve hands to
 	// exporter-toolkit; "" serves plain HTTP.
 	webConfig string
@@ -108,15 +109,15 @@ func New(opts Options) (*Server, error) {
 		opts.ShutdownTimeout = 10 * time.Second
 	}
 	if opts.WebConfigFile != "" {
-		if err := ValidateWebConfig(opts.WebConfigFile); err != nil {
+		if err := config.ValidateWebConfig(opts.WebConfigFile); err != nil {
 			return nil, err
 		}
 	}
-	cfg, err := LoadConfig(opts.ConfigFile, opts.Getenv)
+	cfg, err := config.Load(opts.ConfigFile, opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	cfg.useWebConfig(opts.WebConfigFile)
+	cfg.UseWebConfig(opts.WebConfigFile)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg), webConfig: cfg.Web.ConfigFile, regexps: make(chan struct{}, 1)}
@@ -157,7 +158,7 @@ func New(opts Options) (*Server, error) {
 }
 
 // Config returns the configuration in effect.
-func (s *Server) Config() *Config { return s.cfg.Load() }
+func (s *Server) Config() *config.Config { return s.cfg.Load() }
 
 func (s *Server) engine() Engine { return s.eng }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
 	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/config"
 )
 
 const uiRules = `groups:
@@ -347,7 +349,7 @@ func TestUINotifierWithoutSilenceAPI(t *testing.T) {
 		ConfigFile:  filepath.Join(dir, "paged.yaml"),
 		Getenv:      noEnv,
 		NewEngine:   managerFactory(t, &eng),
-		NewNotifier: func(*Config, Deps) (Notifier, error) { return apilessNotifier{}, nil },
+		NewNotifier: func(*config.Config, Deps) (Notifier, error) { return apilessNotifier{}, nil },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/packs"
 	"github.com/pagedhq/paged/server"
 )
@@ -176,7 +177,7 @@ func (c *exportCmd) writeRunbooks(e *env, rendered []*packs.Rendered) error {
 
 // configRunbookBase is where a configuration's relative runbook links
 // point: runbook_base_url, or paged's own /runbooks/.
-func configRunbookBase(cfg *server.Config) *url.URL {
+func configRunbookBase(cfg *config.Config) *url.URL {
 	if cfg.RunbookBaseURL != nil {
 		return cfg.RunbookBaseURL
 	}

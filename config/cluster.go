@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"strings"
@@ -102,9 +102,9 @@ func (d *decoder) clusterDuration(dst *time.Duration) func(*yaml.Node, string) {
 	}
 }
 
-// notifierCluster is the notifier's view of the cluster: block; nil when
+// NotifierCluster is the notifier's view of the cluster: block; nil when
 // the cluster is disabled.
-func notifierCluster(c ClusterConfig) *notifier.ClusterOptions {
+func NotifierCluster(c ClusterConfig) *notifier.ClusterOptions {
 	if !c.Enabled() {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -75,7 +75,7 @@ func checkScrapeConfigs(t *testing.T, promtool string, files []string) {
 			writeFile(t, dir, "basic.rules.yaml", basicRules)
 			indented := "    " + strings.ReplaceAll(strings.TrimRight(string(snippet), "\n"), "\n", "\n    ")
 			writeFile(t, dir, "paged.yaml", "datasource:\n  type: embedded\n  embedded:\n    scrape_configs:\n"+indented+"\nrule_files: [basic.rules.yaml]\n")
-			_, perr := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+			_, perr := Load(filepath.Join(dir, "paged.yaml"), noEnv)
 			pagedOK := perr == nil
 
 			wantOK := strings.HasSuffix(f, ".good.yaml")
@@ -85,7 +85,7 @@ func checkScrapeConfigs(t *testing.T, promtool string, files []string) {
 			if pagedOK != promtoolOK {
 				t.Errorf("paged ok=%v but promtool ok=%v\npromtool: %s\npaged: %v", pagedOK, promtoolOK, out, perr)
 			}
-			var ce *ConfigError
+			var ce *Error
 			if errors.As(perr, &ce) {
 				for _, p := range ce.Problems {
 					if p.Line < 5 || p.Column < 5 || !strings.HasPrefix(p.Key, "datasource.embedded.scrape_configs[") {
@@ -117,7 +117,7 @@ func TestScrapeConfigSecretsRedacted(t *testing.T) {
         relabel_configs: [{source_labels: [__meta_consul_node], target_label: node}]
 rule_files: [basic.rules.yaml]
 `)
-	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+	cfg, err := Load(filepath.Join(dir, "paged.yaml"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestScrapeConfigEnv(t *testing.T) {
           - {source_labels: [__address__], regex: '(.*):\d+', replacement: '${1}', target_label: host}
 rule_files: [basic.rules.yaml]
 `)
-	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), func(k string) string {
+	cfg, err := Load(filepath.Join(dir, "paged.yaml"), func(k string) string {
 		return map[string]string{"TARGET": "10.1.2.3:8000"}[k]
 	})
 	if err != nil {

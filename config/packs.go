@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/packs"
 	"github.com/pagedhq/paged/rules"
 )
@@ -259,3 +260,22 @@ func (d *decoder) overrideErrors(nodes *packNodes, key string, err error) {
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// PackSources returns the packs of the configuration, overrides applied,
+// as the engine loads them beside the rule files.
+func (c *Config) PackSources() []engine.RuleSource {
+	out := make([]engine.RuleSource, 0, len(c.Packs))
+	for _, p := range c.Packs {
+		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
+		if c.GrafanaURL != nil {
+			addDashboardURLs(src.Groups, p.Rendered, c.GrafanaURL)
+		}
+		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
+			for _, m := range ms {
+				src.KeepLabels = append(src.KeepLabels, m.Name)
+			}
+		}
+		out = append(out, src)
+	}
+	return out
+}

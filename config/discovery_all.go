@@ -1,6 +1,6 @@
 //go:build paged_all_discovery
 
-package server
+package config
 
 // Every service discovery mechanism Prometheus has, Kubernetes and the
 // clouds included, so that any scrape_config of a prometheus.yml parses

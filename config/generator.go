@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"fmt"
@@ -66,9 +66,9 @@ func (d *decoder) generatorTemplate(dst *string) func(*yaml.Node, string) {
 	}
 }
 
-// generatorURL returns the function that writes an alert's generatorURL
+// GeneratorURL returns the function that writes an alert's generatorURL
 // from its rule's expression, for cfg.
-func generatorURL(cfg *Config) func(expr string) string {
+func GeneratorURL(cfg *Config) func(expr string) string {
 	external := strings.TrimRight(cfg.Global.ExternalURL.String(), "/")
 	if cfg.Datasource.Type == DatasourceEmbedded {
 		return func(expr string) string { return external + strutil.TableLinkForExpression(expr) }

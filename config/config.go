@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/config"
+	promcfg "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"go.yaml.in/yaml/v3"
 
@@ -177,7 +177,7 @@ type EmbeddedDatasource struct {
 	// ScrapeConfigs are Prometheus's scrape_configs, verbatim, parsed by
 	// Prometheus's config package (every service discovery, relabelling,
 	// auth, TLS, limits), relative paths resolved against paged.yaml.
-	ScrapeConfigs []*config.ScrapeConfig
+	ScrapeConfigs []*promcfg.ScrapeConfig
 	// Query limits the PromQL engine of the rules and of the query API
 	// (datasource.embedded.query); zero values take Prometheus's
 	// defaults (2m, 50000000 samples, 5m).
@@ -245,26 +245,35 @@ type WebConfig struct {
 // AuthRequired reports whether mutating endpoints need a bearer token.
 func (w WebConfig) AuthRequired() bool { return w.authToken != "" }
 
-// LoadConfig reads and validates the file at path. getenv provides ${ENV}
+// AuthToken is the bearer token read from web.auth_token_file; empty when
+// none is set. It is a secret: compare it, never print it.
+func (w WebConfig) AuthToken() string { return w.authToken }
+
+// Section returns the top-level block name (datasource, storage, cluster…)
+// re-encoded after ${ENV} expansion, to tell which blocks a reload
+// changes; empty when the block is absent.
+func (c *Config) Section(name string) string { return c.sections[name] }
+
+// Load reads and validates the file at path. getenv provides ${ENV}
 // values (os.Getenv when nil). A file that cannot be read gives an
-// *os.PathError; a file with problems gives a *ConfigError that lists them
+// *os.PathError; a file with problems gives a *Error that lists them
 // all.
-func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+func Load(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(data, path, getenv)
+	return Parse(data, path, getenv)
 }
 
-// ParseConfig validates data as the contents of the file at path; relative
+// Parse validates data as the contents of the file at path; relative
 // paths resolve against path's directory.
-func ParseConfig(data []byte, path string, getenv func(string) string) (*Config, error) {
+func Parse(data []byte, path string, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	d := &decoder{file: path, data: data, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
-	cfg := defaultConfig()
+	cfg := Default()
 	cfg.File = path
 	dir := filepath.Dir(path)
 
@@ -272,7 +281,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		d.problems = append(d.problems, yamlSyntaxProblem(path, data, err))
-		return nil, &ConfigError{Problems: d.problems}
+		return nil, &Error{Problems: d.problems}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -284,7 +293,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 	var probe any
 	if err := doc.Decode(&probe); err != nil && (strings.Contains(err.Error(), "contains itself") || strings.Contains(err.Error(), "excessive aliasing")) {
 		d.errorf(&doc, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil, &ConfigError{Problems: d.problems}
+		return nil, &Error{Problems: d.problems}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -432,7 +441,7 @@ func ParseConfig(data []byte, path string, getenv func(string) string) (*Config,
 
 	if len(d.problems) > 0 {
 		sortProblems(d.problems, d.file)
-		return nil, &ConfigError{Problems: d.problems}
+		return nil, &Error{Problems: d.problems}
 	}
 	return cfg, nil
 }
@@ -454,7 +463,9 @@ func badByte(data []byte) int {
 	return -1
 }
 
-func defaultConfig() *Config {
+// Default is the configuration of an empty paged.yaml: every default of
+// DESIGN.md §3, before decoding fills in what the file sets.
+func Default() *Config {
 	return &Config{
 		Global: GlobalConfig{EvaluationInterval: DefaultEvaluationInterval, ResendDelay: DefaultResendDelay, NoSeriesAfter: DefaultNoSeriesAfter, AlignEvaluations: true},
 		Datasource: DatasourceConfig{

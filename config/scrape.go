@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/config"
+	promcfg "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
 	"github.com/prometheus/prometheus/discovery/file"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
@@ -62,7 +62,7 @@ func (d *decoder) scrapeConfigs(n *yaml.Node, key, dir string, dst *EmbeddedData
 
 // scrapeConfig parses one scrape_config; nil when it has problems (they
 // are recorded).
-func (d *decoder) scrapeConfig(item *yaml.Node, key, dir string, dst *EmbeddedDatasource) *config.ScrapeConfig {
+func (d *decoder) scrapeConfig(item *yaml.Node, key, dir string, dst *EmbeddedDatasource) *promcfg.ScrapeConfig {
 	item = copyResolved(item)
 	if item.Kind != yaml.MappingNode {
 		d.errorf(item, key, "expected a mapping (a Prometheus scrape_config), got %s", kindName(item))
@@ -94,7 +94,7 @@ func (d *decoder) scrapeConfig(item *yaml.Node, key, dir string, dst *EmbeddedDa
 		d.errorf(item, key, "cannot render the scrape config: %v", err)
 		return nil
 	}
-	cfg, err := config.Load(string(text), nil)
+	cfg, err := promcfg.Load(string(text), nil)
 	if err != nil {
 		d.scrapeLoadError(item, key, text, err)
 		return nil
@@ -109,7 +109,7 @@ func (d *decoder) scrapeConfig(item *yaml.Node, key, dir string, dst *EmbeddedDa
 	return sc
 }
 
-// scrapeLoadError places the error config.Load gave on the item it came
+// scrapeLoadError places the error promcfg.Load gave on the item it came
 // from. yaml's type errors carry a line of the rendered text: the rendered
 // text is parsed again and walked beside the item to find that line's node
 // in paged.yaml. Prometheus's own validation errors carry no position:
@@ -282,7 +282,7 @@ func addScalar(m *yaml.Node, k, v string) {
 // promtoolChecks are the checks `promtool check config` makes on a scrape
 // config beyond loading it (cmd/promtool's checkConfig), with the same
 // messages, placed on the keys they are about.
-func (d *decoder) promtoolChecks(item *yaml.Node, key string, sc *config.ScrapeConfig) {
+func (d *decoder) promtoolChecks(item *yaml.Node, key string, sc *promcfg.ScrapeConfig) {
 	hc := sc.HTTPClientConfig
 	if a := hc.Authorization; a != nil && a.CredentialsFile != "" {
 		if _, err := os.Stat(a.CredentialsFile); err != nil {
@@ -385,7 +385,7 @@ func checkSDFile(name string) ([]*targetgroup.Group, error) {
 
 // checkTargetGroups builds the targets of groups as the scrape manager
 // would and returns the first failure (a bad address after relabelling).
-func checkTargetGroups(tgs []*targetgroup.Group, sc *config.ScrapeConfig) error {
+func checkTargetGroups(tgs []*targetgroup.Group, sc *promcfg.ScrapeConfig) error {
 	var targets []*scrape.Target
 	lb := labels.NewBuilder(labels.EmptyLabels())
 	for _, tg := range tgs {
@@ -399,7 +399,7 @@ func checkTargetGroups(tgs []*targetgroup.Group, sc *config.ScrapeConfig) error 
 }
 
 // StaticTargets lists the targets of a scrape config's static_configs.
-func StaticTargets(sc *config.ScrapeConfig) []string {
+func StaticTargets(sc *promcfg.ScrapeConfig) []string {
 	var out []string
 	for _, c := range sc.ServiceDiscoveryConfigs {
 		if st, ok := c.(discovery.StaticConfig); ok {

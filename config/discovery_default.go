@@ -1,6 +1,6 @@
 //go:build !paged_all_discovery
 
-package server
+package config
 
 // The default build discovers targets from files, HTTP, DNS and Consul
 // (plus static_configs, always): what a laptop, a VM fleet or CI needs,

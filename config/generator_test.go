@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"strings"
@@ -20,11 +20,11 @@ func TestGeneratorURL(t *testing.T) {
 			"https://paged.example/graph?g0.expr=max%28vllm%3Akv_cache_usage_perc%29+%3E+0.9&g0.tab=1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(c.ds+"\nrule_files: []\n"), "/tmp/paged.yaml", func(string) string { return "" })
+			cfg, err := Parse([]byte(c.ds+"\nrule_files: []\n"), "/tmp/paged.yaml", func(string) string { return "" })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := generatorURL(cfg)(expr); got != c.want {
+			if got := GeneratorURL(cfg)(expr); got != c.want {
 				t.Errorf("generatorURL = %s\nwant %s", got, c.want)
 			}
 		})
@@ -35,7 +35,7 @@ func TestGeneratorURL(t *testing.T) {
 		`'/graph?q={{ .Expr }}'`,   // not an absolute http(s) URL
 		`'javascript:{{ .Expr }}'`, // nor another scheme
 	} {
-		_, err := ParseConfig([]byte(`datasource: {prometheus: {url: "http://p:9090", generator_url_template: `+bad+`}}
+		_, err := Parse([]byte(`datasource: {prometheus: {url: "http://p:9090", generator_url_template: `+bad+`}}
 rule_files: []
 `), "/tmp/paged.yaml", func(string) string { return "" })
 		if err == nil || !strings.Contains(err.Error(), "generator_url_template") {
@@ -46,7 +46,7 @@ rule_files: []
 
 // The new keys are shown by /api/v1/status/config, their secrets redacted.
 func TestRedactedShowsGraphKeys(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`datasource:
+	cfg, err := Parse([]byte(`datasource:
   type: embedded
   embedded:
     query: {timeout: 30s, max_samples: 1000}
@@ -69,7 +69,7 @@ rule_files: []
 	if strings.Contains(y, "hunter2") {
 		t.Errorf("a password in the redacted config:\n%s", y)
 	}
-	if _, err := ParseConfig([]byte(y), "/tmp/paged.yaml", nil); err != nil {
+	if _, err := Parse([]byte(y), "/tmp/paged.yaml", nil); err != nil {
 		t.Errorf("the redacted config does not load: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"bytes"
@@ -15,18 +15,18 @@ import (
 // HTTPClientConfig: basic_auth, authorization, oauth2, tls_config,
 // http_headers, proxy_url...), with ${ENV} expanded and relative *_file
 // paths resolved against the file's directory. Problems are a
-// *ConfigError with their positions; a file that cannot be read is the
+// *Error with their positions; a file that cannot be read is the
 // *os.PathError. `paged init --http-config` uses it.
 func LoadHTTPClientConfig(path string, getenv func(string) string) (promconfig.HTTPClientConfig, error) {
 	hc := promconfig.DefaultHTTPClientConfig
 	data, err := readSmallFile(path)
 	if err != nil {
-		return hc, &ConfigError{Problems: []Problem{{File: path, Message: "cannot read: " + err.Error()}}}
+		return hc, &Error{Problems: []Problem{{File: path, Message: "cannot read: " + err.Error()}}}
 	}
 	d := &decoder{file: path, data: data, fromEnv: map[*yaml.Node]bool{}, failed: map[*yaml.Node]bool{}}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return hc, &ConfigError{Problems: []Problem{yamlSyntaxProblem(path, data, err)}}
+		return hc, &Error{Problems: []Problem{yamlSyntaxProblem(path, data, err)}}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -34,7 +34,7 @@ func LoadHTTPClientConfig(path string, getenv func(string) string) (promconfig.H
 	}
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "", "expected an http_config mapping (basic_auth, authorization, tls_config, http_headers...), got %s", kindName(root))
-		return hc, &ConfigError{Problems: d.problems}
+		return hc, &Error{Problems: d.problems}
 	}
 	if getenv != nil {
 		d.expand(root, getenv, "")
@@ -42,7 +42,7 @@ func LoadHTTPClientConfig(path string, getenv func(string) string) (promconfig.H
 	d.httpClientConfig(root, "", filepath.Dir(path), &hc)
 	if len(d.problems) > 0 {
 		sortProblems(d.problems, path)
-		return hc, &ConfigError{Problems: d.problems}
+		return hc, &Error{Problems: d.problems}
 	}
 	return hc, nil
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"path/filepath"
@@ -14,7 +14,7 @@ func TestExampleConfigs(t *testing.T) {
 	root := testbin.RepoRoot(t)
 	for _, name := range []string{"paged.yaml", "demo.yaml", "ha/paged-a.yaml", "ha/paged-b.yaml"} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := LoadConfig(filepath.Join(root, "examples", name), noEnv)
+			cfg, err := Load(filepath.Join(root, "examples", name), noEnv)
 			if err != nil {
 				t.Fatalf("%v", err)
 			}

@@ -3,10 +3,10 @@ package server
 import (
 	"net"
 	"net/http"
-	"os"
 
 	"github.com/prometheus/exporter-toolkit/web"
-	yamlv2 "go.yaml.in/yaml/v2"
+
+	"github.com/pagedhq/paged/config"
 )
 
 // serveHTTP serves srv on ln through exporter-toolkit, exactly as
@@ -21,58 +21,6 @@ func (s *Server) serveHTTP(srv *http.Server, ln net.Listener) error {
 	systemd := false
 	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &file}
 	return web.Serve(ln, srv, flags, s.logger.With("component", "web"))
-}
-
-// useWebConfig makes path (--web.config.file) the web configuration of
-// cfg, over web.config_file.
-func (c *Config) useWebConfig(path string) {
-	if path == "" {
-		return
-	}
-	c.Web.ConfigFile = path
-	c.defaultExternalScheme()
-}
-
-// defaultExternalScheme makes the default external URL https when the web
-// configuration turns TLS on, so that links in alerts work.
-func (c *Config) defaultExternalScheme() {
-	if !c.externalURLDefault {
-		return
-	}
-	u := *c.Global.ExternalURL
-	u.Scheme = "http"
-	if webTLSEnabled(c.Web.ConfigFile) {
-		u.Scheme = "https"
-	}
-	c.Global.ExternalURL = &u
-}
-
-// webFile is the part of a web configuration file paged itself reads; the
-// toolkit reads the rest.
-type webFile struct {
-	TLS   web.TLSConfig     `yaml:"tls_server_config"`
-	Users map[string]string `yaml:"basic_auth_users"`
-}
-
-func readWebFile(path string) (webFile, bool) {
-	var f webFile
-	if path == "" {
-		return f, false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return f, false
-	}
-	if err := yamlv2.Unmarshal(b, &f); err != nil {
-		return f, false
-	}
-	return f, true
-}
-
-// webTLSEnabled reports whether the web configuration file turns TLS on.
-func webTLSEnabled(path string) bool {
-	f, ok := readWebFile(path)
-	return ok && f.TLS.IsEnabled()
 }
 
 // passedBasicAuth reports whether exporter-toolkit has authenticated r
@@ -90,6 +38,6 @@ func (s *Server) passedBasicAuth(r *http.Request) bool {
 	if _, _, ok := r.BasicAuth(); !ok {
 		return false
 	}
-	f, ok := readWebFile(s.webConfig)
+	f, ok := config.ReadWebFile(s.webConfig)
 	return ok && len(f.Users) > 0
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"strconv"
@@ -12,7 +12,7 @@ import (
 // dashboard; without it, they get no dashboard_url.
 func TestDashboardURLs(t *testing.T) {
 	load := func(extra string) *Config {
-		cfg, err := ParseConfig([]byte("datasource: {prometheus: {url: 'http://p:9090'}}\npacks:\n  - name: vllm\n    set: {VLLMKVCacheSaturated: 0.9}\n"+extra), "/tmp/paged.yaml", func(string) string { return "" })
+		cfg, err := Parse([]byte("datasource: {prometheus: {url: 'http://p:9090'}}\npacks:\n  - name: vllm\n    set: {VLLMKVCacheSaturated: 0.9}\n"+extra), "/tmp/paged.yaml", func(string) string { return "" })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestDashboardURLs(t *testing.T) {
 	if want := "https://grafana.example/d/paged-vllm?viewPanel=" + itoa(id); id == 0 || got != want {
 		t.Errorf("dashboard_url = %q, want %q", got, want)
 	}
-	if _, err := ParseConfig([]byte("datasource: {prometheus: {url: 'http://p:9090'}}\nrule_files: []\ngrafana_url: 'ftp://x'\n"), "/tmp/paged.yaml", nil); err == nil || !strings.Contains(err.Error(), "grafana_url") {
+	if _, err := Parse([]byte("datasource: {prometheus: {url: 'http://p:9090'}}\nrule_files: []\ngrafana_url: 'ftp://x'\n"), "/tmp/paged.yaml", nil); err == nil || !strings.Contains(err.Error(), "grafana_url") {
 		t.Errorf("bad grafana_url: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -64,8 +64,8 @@ func TestMissingDiscovery(t *testing.T) {
 			writeFile(t, dir, "basic.rules.yaml", basicRules)
 			indented := "    " + strings.ReplaceAll(strings.TrimRight(string(snippet), "\n"), "\n", "\n    ")
 			writeFile(t, dir, "paged.yaml", "datasource:\n  type: embedded\n  embedded:\n    scrape_configs:\n"+indented+"\nrule_files: [basic.rules.yaml]\n")
-			_, err = LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
-			var ce *ConfigError
+			_, err = Load(filepath.Join(dir, "paged.yaml"), noEnv)
+			var ce *Error
 			if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 				t.Fatalf("want one problem, got %v", err)
 			}

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -37,10 +37,10 @@ func TestLoadConfigBadFiles(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatal("file has no '# want:' lines")
 			}
-			_, err = LoadConfig(file, noEnv)
-			var ce *ConfigError
+			_, err = Load(file, noEnv)
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("LoadConfig error = %v (%T), want *ConfigError", err, err)
+				t.Fatalf("Load error = %v (%T), want *Error", err, err)
 			}
 			var got []string
 			for _, p := range ce.Problems {
@@ -66,7 +66,7 @@ func TestLoadConfigBadFiles(t *testing.T) {
 
 func TestLoadConfigGood(t *testing.T) {
 	env := map[string]string{"PAGED_TEST_PASSWORD": "s3cret-pw"}
-	cfg, err := LoadConfig("testdata/good.yaml", func(k string) string { return env[k] })
+	cfg, err := Load("testdata/good.yaml", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestLoadConfigGood(t *testing.T) {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	cfg, err := LoadConfig("testdata/minimal.yaml", noEnv)
+	cfg, err := Load("testdata/minimal.yaml", noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig("testdata/does-not-exist.yaml", noEnv)
+	_, err := Load("testdata/does-not-exist.yaml", noEnv)
 	var pe *os.PathError
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want *os.PathError", err)
@@ -181,25 +181,13 @@ datasource:
 rule_files: [r.rules.yaml]
 `)
 	env := map[string]string{"N": "7", "HOST": "prom.internal"}
-	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), func(k string) string { return env[k] })
+	cfg, err := Load(filepath.Join(dir, "paged.yaml"), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Datasource.DownAfterFailures != 7 || cfg.Datasource.Prometheus.URL.Host != "prom.internal:9090" {
 		t.Errorf("got %d, %s", cfg.Datasource.DownAfterFailures, cfg.Datasource.Prometheus.URL)
 	}
-}
-
-func writeFile(t testing.TB, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // FuzzParseConfig feeds arbitrary bytes to the loader: it must return a
@@ -216,7 +204,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("global: &a {x: *a}"))
 	f.Add([]byte("- - -"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := ParseConfig(data, "testdata/fuzz.yaml", func(string) string { return "v" })
+		cfg, err := Parse(data, "testdata/fuzz.yaml", func(string) string { return "v" })
 		if err == nil {
 			if cfg == nil {
 				t.Fatal("nil config without error")
@@ -224,7 +212,7 @@ func FuzzParseConfig(f *testing.F) {
 			_, _ = cfg.Redacted()
 			return
 		}
-		var ce *ConfigError
+		var ce *Error
 		if errors.As(err, &ce) {
 			for _, p := range ce.Problems {
 				if p.File != "testdata/fuzz.yaml" || p.Message == "" {
@@ -253,7 +241,7 @@ func TestLoadConfigHostileYAML(t *testing.T) {
 		{"two documents", "rule_files: []\n---\nrule_files: []\n", "x.yaml:2:1: only one YAML document is allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tc.in), "x.yaml", noEnv)
+			_, err := Parse([]byte(tc.in), "x.yaml", noEnv)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -263,7 +251,7 @@ func TestLoadConfigHostileYAML(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "r.yaml", "groups: []\n")
 	writeFile(t, dir, "paged.yaml", "datasource: {prometheus: &ds {url: 'http://127.0.0.1:9090'}}\nrule_files: &rf [r.yaml]\n")
-	if _, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv); err != nil {
+	if _, err := Load(filepath.Join(dir, "paged.yaml"), noEnv); err != nil {
 		t.Errorf("anchors: %v", err)
 	}
 }
@@ -272,7 +260,7 @@ func TestAuthTokenFileMustBeRegular(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "r.yaml", "groups: []\n")
 	writeFile(t, dir, "paged.yaml", "datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\nweb: {auth_token_file: /dev/zero}\n")
-	_, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+	_, err := Load(filepath.Join(dir, "paged.yaml"), noEnv)
 	if err == nil || !strings.Contains(err.Error(), "paged.yaml:3:24: web.auth_token_file: cannot read token file /dev/zero: not a regular file") {
 		t.Errorf("err = %v", err)
 	}
@@ -294,7 +282,7 @@ notifier:
       slack_configs:
         - api_url_file: secrets/slack.url
 `)
-	cfg, err := LoadConfig(filepath.Join(dir, "paged.yaml"), noEnv)
+	cfg, err := Load(filepath.Join(dir, "paged.yaml"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

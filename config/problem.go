@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"fmt"
@@ -31,13 +31,13 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// ConfigError is returned by LoadConfig when the file has problems. It holds
+// Error is returned by Load when the file has problems. It holds
 // every problem found in one pass, in file order.
-type ConfigError struct {
+type Error struct {
 	Problems []Problem
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		lines[i] = p.String()
