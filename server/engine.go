@@ -15,12 +15,14 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/packs"
+	"github.com/pagedhq/paged/rules"
 )
 
 // DefaultEngineFactory builds paged's rule engine over the configured
@@ -238,4 +240,17 @@ func (a *engineAdapter) Close() error {
 		err = errors.Join(err, a.emb.Close())
 	}
 	return err
+}
+
+func (a *engineAdapter) BuiltinAlerts() []*rules.Alert { return a.eng.BuiltinAlerts() }
+
+func (a *engineAdapter) RangeSource() backtest.Source { return a.ranges }
+
+func (a *engineAdapter) DatasourceStatus() engine.DatasourceStatus { return a.eng.DatasourceStatus() }
+
+func (a *engineAdapter) EmbeddedStorage() (storage.Queryable, *promql.Engine, *embedded.Embedded) {
+	if a.emb == nil {
+		return nil, nil, nil
+	}
+	return a.emb.Queryable(), a.queryEngine, a.emb
 }

@@ -11,7 +11,7 @@ func NewNotifier(cfg *config.Config, deps Deps) (Notifier, error) {
 	if cfg.NotifierConfig == nil {
 		return nil, nil
 	}
-	// No AuthToken: the server's requireToken guards /api/v2 like every
+	// No AuthToken: web's requireToken guards /api/v2 like every
 	// other route, with the token in effect (a reload rotates it) and
 	// knowing about basic auth.
 	opts := notifier.Options{

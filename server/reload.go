@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -143,24 +142,4 @@ func restartRequired(old, cfg *config.Config) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// handleReload is POST /-/reload: 200 when the new configuration runs,
-// 400 when it is invalid (the old one keeps running), 500 when applying it
-// failed.
-func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	err := s.Reload()
-	if err == nil {
-		fmt.Fprintln(w, "configuration reloaded")
-		return
-	}
-	s.logger.Error("reload failed", "err", err)
-	code := http.StatusInternalServerError
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		code = http.StatusBadRequest
-	}
-	w.WriteHeader(code)
-	fmt.Fprintln(w, err.Error())
 }

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"cmp"
@@ -63,13 +63,13 @@ type viewAlert struct {
 
 // collectAlerts returns every alert, sorted firing first, then by
 // severity, name and labels.
-func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
-	ext := s.Config().Global.ExternalLabels
+func (h *Handler) collectAlerts(ctx context.Context) []*viewAlert {
+	ext := h.Config().Global.ExternalLabels
 	byKey := map[uint64][]*viewAlert{}
 	var out []*viewAlert
 	add := func(v *viewAlert) {
-		h := v.Labels.Hash()
-		byKey[h] = append(byKey[h], v)
+		key := v.Labels.Hash()
+		byKey[key] = append(byKey[key], v)
 		out = append(out, v)
 	}
 	find := func(ls labels.Labels) *viewAlert {
@@ -80,9 +80,9 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 		}
 		return nil
 	}
-	for _, g := range s.engine().RuleGroups() {
+	for _, g := range h.engine().RuleGroups() {
 		for _, rule := range g.AlertingRules() {
-			for _, a := range s.apiAlerts(ctx, g, rule) {
+			for _, a := range h.apiAlerts(ctx, g, rule) {
 				v := &viewAlert{
 					State:        a.State,
 					Stale:        a.Stale,
@@ -90,7 +90,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 					Labels:       withExternal(a.Labels, ext),
 					Annotations:  a.Annotations,
 					Value:        uiValue(a.Value),
-					GeneratorURL: s.graphLink(rule),
+					GeneratorURL: h.graphLink(rule),
 				}
 				if a.ActiveAt != nil {
 					v.ActiveAt = *a.ActiveAt
@@ -99,7 +99,7 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 			}
 		}
 	}
-	if b, ok := s.engine().(builtinLister); ok {
+	if b, ok := h.engine().(builtinLister); ok {
 		for _, a := range b.BuiltinAlerts() {
 			lbls := withExternal(a.Labels, ext)
 			if find(lbls) != nil {
@@ -111,32 +111,32 @@ func (s *Server) collectAlerts(ctx context.Context) []*viewAlert {
 			})
 		}
 	}
-	if hl, ok := s.notifier.(heldLister); ok && s.notifier != nil {
-		for _, h := range hl.HeldAlerts(ctx) {
-			v := find(h.Labels)
+	if hl, ok := h.notifier.(heldLister); ok && h.notifier != nil {
+		for _, held := range hl.HeldAlerts(ctx) {
+			v := find(held.Labels)
 			if v == nil {
 				src := sourceAPI
-				if strings.HasPrefix(h.Labels.Get(labels.AlertName), "Paged") && h.GeneratorURL == s.Config().Global.ExternalURL.String() {
+				if strings.HasPrefix(held.Labels.Get(labels.AlertName), "Paged") && held.GeneratorURL == h.Config().Global.ExternalURL.String() {
 					src = sourceBuiltin // sent by the engine, since resolved there
 				}
 				v = &viewAlert{
-					State: "firing", Stale: h.Stale, Source: src, Labels: h.Labels,
-					rawAnnotations: h.Annotations, ActiveAt: h.StartsAt, GeneratorURL: h.GeneratorURL,
+					State: "firing", Stale: held.Stale, Source: src, Labels: held.Labels,
+					rawAnnotations: held.Annotations, ActiveAt: held.StartsAt, GeneratorURL: held.GeneratorURL,
 				}
 				add(v)
 			}
-			v.Receivers = h.Receivers
-			v.SilencedBy, v.InhibitedBy = h.SilencedBy, h.InhibitedBy
+			v.Receivers = held.Receivers
+			v.SilencedBy, v.InhibitedBy = held.SilencedBy, held.InhibitedBy
 			if v.State != "pending" {
 				switch {
-				case len(h.SilencedBy) > 0:
+				case len(held.SilencedBy) > 0:
 					v.State = "silenced"
-				case len(h.InhibitedBy) > 0:
+				case len(held.InhibitedBy) > 0:
 					v.State = "inhibited"
 				}
 			}
-			if len(h.Receivers) > 0 {
-				v.receiver, v.groupLabels = h.Receivers[0], h.GroupLabels
+			if len(held.Receivers) > 0 {
+				v.receiver, v.groupLabels = held.Receivers[0], held.GroupLabels
 			}
 		}
 	}
@@ -333,13 +333,13 @@ func (d *uiData) setPages(q url.Values) {
 
 // graphLink is the link to a rule's graph: paged's own /graph, relative
 // to the page (it works in both modes, against the datasource in use).
-func (s *Server) graphLink(rule *promrules.AlertingRule) string {
+func (h *Handler) graphLink(rule *promrules.AlertingRule) string {
 	return "graph?g0.expr=" + url.QueryEscape(rule.Query().String()) + "&g0.rule=" + url.QueryEscape(rule.Name())
 }
 
 // builtinAPIAlerts are the built-in alerts in /api/v1/alerts' shape.
-func (s *Server) builtinAPIAlerts() []*apiAlert {
-	b, ok := s.engine().(builtinLister)
+func (h *Handler) builtinAPIAlerts() []*apiAlert {
+	b, ok := h.engine().(builtinLister)
 	if !ok {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"net"
@@ -9,18 +9,18 @@ import (
 	"github.com/pagedhq/paged/config"
 )
 
-// serveHTTP serves srv on ln through exporter-toolkit, exactly as
+// Serve serves srv on ln through exporter-toolkit, exactly as
 // Prometheus and Alertmanager serve their --web.config.file: TLS, basic
 // auth and response headers come from the web configuration file, which
 // the toolkit reads again for every request (users, headers) and every
 // TLS handshake (certificates), so rotating a certificate or a password
 // needs no reload. Without a file it serves plain HTTP.
-func (s *Server) serveHTTP(srv *http.Server, ln net.Listener) error {
-	file := s.webConfig
+func (h *Handler) Serve(srv *http.Server, ln net.Listener) error {
+	file := h.webConfig
 	addrs := []string{ln.Addr().String()}
 	systemd := false
 	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &file}
-	return web.Serve(ln, srv, flags, s.logger.With("component", "web"))
+	return web.Serve(ln, srv, flags, h.logger.With("component", "web"))
 }
 
 // passedBasicAuth reports whether exporter-toolkit has authenticated r
@@ -31,13 +31,13 @@ func (s *Server) serveHTTP(srv *http.Server, ln net.Listener) error {
 // (Users added to the file between the toolkit's read and this one would
 // let that one request through unchecked: the window is the time between
 // two reads of the same small file, while an operator edits it.)
-func (s *Server) passedBasicAuth(r *http.Request) bool {
-	if s.webConfig == "" {
+func (h *Handler) passedBasicAuth(r *http.Request) bool {
+	if h.webConfig == "" {
 		return false
 	}
 	if _, _, ok := r.BasicAuth(); !ok {
 		return false
 	}
-	f, ok := config.ReadWebFile(s.webConfig)
+	f, ok := config.ReadWebFile(h.webConfig)
 	return ok && len(f.Users) > 0
 }

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"bytes"
@@ -25,11 +25,11 @@ func BuiltinRunbooks() fs.FS { return packs.Runbooks() }
 
 // runbooks returns the runbook tree to serve: Options.Runbooks,
 // web.runbooks_dir, or the built-in runbooks.
-func (s *Server) runbooks() fs.FS {
-	if s.opts.Runbooks != nil {
-		return s.opts.Runbooks
+func (h *Handler) runbooks() fs.FS {
+	if h.opts.Runbooks != nil {
+		return h.opts.Runbooks
 	}
-	if dir := s.Config().Web.RunbooksDir; dir != "" {
+	if dir := h.Config().Web.RunbooksDir; dir != "" {
 		return os.DirFS(dir)
 	}
 	return BuiltinRunbooks()
@@ -43,8 +43,8 @@ func (s *Server) runbooks() fs.FS {
 // no Accept) the markdown source; ?raw always gets the source, and a path
 // ending in .html always the page (the links `paged export
 // --runbook-suffix .html` writes). A directory lists its runbooks.
-func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
-	fsys := s.runbooks()
+func (h *Handler) handleRunbook(w http.ResponseWriter, r *http.Request) {
+	fsys := h.runbooks()
 	name := strings.Trim(path.Clean("/"+chi.URLParam(r, "*")), "/")
 	if name == "" {
 		name = "."
@@ -62,7 +62,7 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if st, err := fs.Stat(fsys, name); err == nil && st.IsDir() {
-		s.runbookIndex(w, fsys, name, wantHTML)
+		h.runbookIndex(w, fsys, name, wantHTML)
 		return
 	}
 	file := name
@@ -84,14 +84,14 @@ func (s *Server) handleRunbook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := runbookView{Title: path.Base(strings.TrimSuffix(file, ".md")), Body: renderMarkdown(string(body)), Raw: path.Base(file) + "?raw"}
-	s.addInstances(r, &v, file)
+	h.addInstances(r, &v, file)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", runbookContentSecurityPolicy)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_ = runbookPage.Execute(w, v)
 }
 
-func (s *Server) runbookIndex(w http.ResponseWriter, fsys fs.FS, dir string, wantHTML bool) {
+func (h *Handler) runbookIndex(w http.ResponseWriter, fsys fs.FS, dir string, wantHTML bool) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		http.Error(w, "cannot list runbooks", http.StatusInternalServerError)

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"bytes"
@@ -34,38 +34,38 @@ import (
 //
 // A body that passes is read whole into memory and handed on from there
 // (heldBody), so the handler reads nothing from the network.
-func (s *Server) limitRequests(next http.Handler) http.Handler {
+func (h *Handler) limitRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasBody(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		web := s.Config().Web
+		web := h.Config().Web
 		if !takesBody(r.Method) {
-			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body_not_allowed", fmt.Sprintf("%s requests take no body: send it without one", r.Method))
+			h.refuse(w, r, http.StatusRequestEntityTooLarge, "body_not_allowed", fmt.Sprintf("%s requests take no body: send it without one", r.Method))
 			return
 		}
 		limit := web.MaxRequestBodyBytes
 		if r.ContentLength > limit {
-			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body of %d bytes is larger than web.max_request_body_bytes (%d bytes)", r.ContentLength, limit))
+			h.refuse(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body of %d bytes is larger than web.max_request_body_bytes (%d bytes)", r.ContentLength, limit))
 			return
 		}
-		body, held, err := s.readBody(r, limit, web.MaxRequestBytesInFlight)
-		defer s.inFlight.give(held)
+		body, held, err := h.readBody(r, limit, web.MaxRequestBytesInFlight)
+		defer h.inFlight.give(held)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than web.max_request_body_bytes (%d bytes)", limit))
+			h.refuse(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than web.max_request_body_bytes (%d bytes)", limit))
 			return
 		case errors.Is(err, errInFlight):
 			w.Header().Set("Retry-After", "1")
-			s.refuse(w, r, http.StatusServiceUnavailable, "bytes_in_flight", fmt.Sprintf("paged already holds web.max_request_bytes_in_flight (%d bytes) of request bodies: retry later", web.MaxRequestBytesInFlight))
+			h.refuse(w, r, http.StatusServiceUnavailable, "bytes_in_flight", fmt.Sprintf("paged already holds web.max_request_bytes_in_flight (%d bytes) of request bodies: retry later", web.MaxRequestBytesInFlight))
 			return
 		case isTimeout(err):
-			s.refuse(w, r, http.StatusRequestTimeout, "body_timeout", fmt.Sprintf("the request body did not arrive within web.read_timeout (%v)", web.ReadTimeout))
+			h.refuse(w, r, http.StatusRequestTimeout, "body_timeout", fmt.Sprintf("the request body did not arrive within web.read_timeout (%v)", web.ReadTimeout))
 			return
 		case err != nil:
 			// The client went away or sent a broken chunked body.
-			s.refuse(w, r, http.StatusBadRequest, "body_unreadable", "cannot read the request body")
+			h.refuse(w, r, http.StatusBadRequest, "body_unreadable", "cannot read the request body")
 			return
 		}
 		// The whole body is here: the handler and the connection's
@@ -73,7 +73,7 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 		// read deadline any more.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		if r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == "/api/v2/alerts" && moreElements(body, web.MaxAlertsPerRequest) {
-			s.refuse(w, r, http.StatusRequestEntityTooLarge, "too_many_alerts", fmt.Sprintf("more than web.max_alerts_per_request (%d) alerts in one request: send them in batches", web.MaxAlertsPerRequest))
+			h.refuse(w, r, http.StatusRequestEntityTooLarge, "too_many_alerts", fmt.Sprintf("more than web.max_alerts_per_request (%d) alerts in one request: send them in batches", web.MaxAlertsPerRequest))
 			return
 		}
 		_ = r.Body.Close()
@@ -87,10 +87,10 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 // deliver it: the connection's read deadline, which limitRequests clears
 // once the body is read. It runs before the bearer check, so that a body
 // refused unread cannot hold its connection open either.
-func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+func (h *Handler) bodyDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasBody(r) {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.Config().Web.ReadTimeout))
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.Config().Web.ReadTimeout))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -122,9 +122,9 @@ func isTimeout(err error) bool {
 // readBody reads r's body, at most limit bytes, into memory it first takes
 // from the in-flight budget (of budget bytes). held is what it took, to give
 // back when the request is done, whatever the error.
-func (s *Server) readBody(r *http.Request, limit, budget int64) (body []byte, held int64, err error) {
+func (h *Handler) readBody(r *http.Request, limit, budget int64) (body []byte, held int64, err error) {
 	if r.ContentLength >= 0 {
-		if !s.inFlight.take(r.ContentLength, budget) {
+		if !h.inFlight.take(r.ContentLength, budget) {
 			return nil, 0, errInFlight
 		}
 		held = r.ContentLength
@@ -143,7 +143,7 @@ func (s *Server) readBody(r *http.Request, limit, budget int64) (body []byte, he
 			if size <= int64(cap(body)) {
 				return nil, held, errBodyTooLarge
 			}
-			if !s.inFlight.take(size-held, budget) {
+			if !h.inFlight.take(size-held, budget) {
 				return nil, held, errInFlight
 			}
 			held = size
@@ -210,9 +210,9 @@ func (b *bytesInFlight) load() int64 {
 // refuse answers code with a short plain-text reason, counts it by reason
 // and logs it. The rest of the body, if any, is not read: the connection
 // is closed rather than drained.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason, msg string) {
-	s.metrics.rejected.WithLabelValues(reason).Inc()
-	s.logger.Warn("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "reason", reason, "remote", r.RemoteAddr)
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, code int, reason, msg string) {
+	h.metrics.rejected.WithLabelValues(reason).Inc()
+	h.logger.Warn("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "reason", reason, "remote", r.RemoteAddr)
 	leaveBody(w, r)
 	http.Error(w, msg, code)
 }

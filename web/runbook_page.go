@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"fmt"
@@ -58,17 +58,17 @@ func acceptsHTML(accept string) bool {
 
 // addInstances lists the current alerts of the runbook's alert: those
 // named as the file, or whose runbook_url leads to it.
-func (s *Server) addInstances(r *http.Request, v *runbookView, file string) {
+func (h *Handler) addInstances(r *http.Request, v *runbookView, file string) {
 	v.Alert = path.Base(strings.TrimSuffix(file, ".md"))
 	v.Root = strings.Repeat("../", strings.Count(file, "/")+1)
 	runbook := "runbooks/" + strings.TrimSuffix(file, ".md")
-	ext := s.Config().Global.ExternalURL.String()
-	for _, a := range s.collectAlerts(r.Context()) {
-		link := strings.TrimSuffix(s.uiRunbookLink(a.annotation("runbook_url")), ".md")
+	ext := h.Config().Global.ExternalURL.String()
+	for _, a := range h.collectAlerts(r.Context()) {
+		link := strings.TrimSuffix(h.uiRunbookLink(a.annotation("runbook_url")), ".md")
 		if a.Name != v.Alert && !strings.HasSuffix(link, runbook) {
 			continue
 		}
-		ua := s.uiAlert(a, ext)
+		ua := h.uiAlert(a, ext)
 		ua.SilenceHref = v.Root + ua.SilenceHref
 		if strings.HasPrefix(ua.GraphHref, "graph?") {
 			ua.GraphHref = v.Root + ua.GraphHref

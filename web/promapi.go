@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/route"
-	"github.com/prometheus/prometheus/config"
+	promcfg "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/rules"
@@ -67,8 +67,8 @@ var promAPIPaths = []struct {
 
 // mountPromAPI registers the query API when the engine owns the embedded
 // TSDB.
-func (s *Server) mountPromAPI(r chi.Router) {
-	es, ok := s.engine().(embeddedStore)
+func (h *Handler) mountPromAPI(r chi.Router) {
+	es, ok := h.engine().(embeddedStore)
 	if !ok {
 		return
 	}
@@ -76,24 +76,24 @@ func (s *Server) mountPromAPI(r chi.Router) {
 	if emb == nil || qe == nil {
 		return
 	}
-	h := s.newPromAPI(qe, emb)
+	api := h.newPromAPI(qe, emb)
 	for _, p := range promAPIPaths {
 		for _, m := range p.methods {
-			r.Method(m, "/api/v1"+p.path, h)
+			r.Method(m, "/api/v1"+p.path, api)
 		}
 	}
 }
 
-func (s *Server) newPromAPI(qe promql.QueryEngine, emb *embedded.Embedded) http.Handler {
+func (h *Handler) newPromAPI(qe promql.QueryEngine, emb *embedded.Embedded) http.Handler {
 	db := emb.DB()
 	mgr := emb.ScrapeManager()
-	cfg := s.Config()
+	cfg := h.Config()
 	ext := cfg.Global.ExternalURL
 	start := time.Now()
-	promCfg := func() config.Config {
+	promCfg := func() promcfg.Config {
 		c, err := emb.PrometheusConfig()
 		if err != nil || c == nil {
-			return config.DefaultConfig
+			return promcfg.DefaultConfig
 		}
 		return *c
 	}
@@ -122,7 +122,7 @@ func (s *Server) newPromAPI(qe promql.QueryEngine, emb *embedded.Embedded) http.
 		func(f http.HandlerFunc) http.HandlerFunc { return f },
 		tsdbStats{db}, emb.Options().StoragePath,
 		false, false, 0, // no admin API, no search API
-		s.logger.With("component", "query api"),
+		h.logger.With("component", "query api"),
 		func(context.Context) v1.RulesRetriever { return noRules{} },
 		0, 0, 0, // remote read: not served
 		false, nil,

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -47,11 +47,11 @@ type statusCluster struct {
 
 type statusKV struct{ Key, Value string }
 
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	cfg := s.Config()
+func (h *Handler) handleStatus(w http.ResponseWriter, r *http.Request) {
+	cfg := h.Config()
 	v := statusView{Now: time.Now(), RuleFiles: cfg.RuleFilePaths}
-	v.Ready, v.Reason = s.engine().Ready()
-	if ds, ok := s.engine().(datasourceStatuser); ok {
+	v.Ready, v.Reason = h.engine().Ready()
+	if ds, ok := h.engine().(datasourceStatuser); ok {
 		st := ds.DatasourceStatus()
 		v.Datasource = &statusDatasource{
 			Type: cfg.Datasource.Type, Name: st.Name, LastError: st.LastError, Answered: st.Answered, Down: st.Down,
@@ -65,8 +65,8 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Packs = append(v.Packs, sp)
 	}
-	if s.notifier != nil {
-		v.Cluster, v.ClusterErr = s.clusterStatus(r.Context())
+	if h.notifier != nil {
+		v.Cluster, v.ClusterErr = h.clusterStatus(r.Context())
 	}
 	if y, err := cfg.Redacted(); err != nil {
 		v.ConfigErr = err.Error()
@@ -88,18 +88,18 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.writePage(w, statusPage, v, http.StatusOK)
+	h.writePage(w, statusPage, v, http.StatusOK)
 }
 
 // clusterStatus reads the cluster from the notifier's Alertmanager API
 // (GET /api/v2/status), as amtool does.
-func (s *Server) clusterStatus(ctx context.Context) (*statusCluster, string) {
+func (h *Handler) clusterStatus(ctx context.Context) (*statusCluster, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/api/v2/status", nil)
 	if err != nil {
 		return nil, err.Error()
 	}
 	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
-	s.notifier.APIHandler().ServeHTTP(rec, req)
+	h.notifier.APIHandler().ServeHTTP(rec, req)
 	if rec.code != http.StatusOK {
 		return nil, "the notifier's status: " + http.StatusText(rec.code)
 	}

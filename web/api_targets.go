@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"net/http"
@@ -45,8 +45,8 @@ type apiTargetDiscovery struct {
 
 // targets returns the engine's scrape targets; ok false when paged does
 // not scrape (datasource.type: prometheus).
-func (s *Server) targets() ([]embedded.Target, []embedded.DroppedTarget, map[string]int, bool) {
-	tl, ok := s.engine().(TargetLister)
+func (h *Handler) targets() ([]embedded.Target, []embedded.DroppedTarget, map[string]int, bool) {
+	tl, ok := h.engine().(TargetLister)
 	if !ok {
 		return nil, nil, nil, false
 	}
@@ -56,12 +56,12 @@ func (s *Server) targets() ([]embedded.Target, []embedded.DroppedTarget, map[str
 // handleTargets answers GET /api/v1/targets as Prometheus does, with its
 // state (active, dropped, any) and scrapePool parameters. With a remote
 // datasource paged scrapes nothing and both lists are empty.
-func (s *Server) handleTargets(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) handleTargets(w http.ResponseWriter, r *http.Request) {
 	pool := r.URL.Query().Get("scrapePool")
 	state := strings.ToLower(r.URL.Query().Get("state"))
 	showActive := state == "" || state == "any" || state == "active"
 	showDropped := state == "" || state == "any" || state == "dropped"
-	active, dropped, counts, _ := s.targets()
+	active, dropped, counts, _ := h.targets()
 	res := &apiTargetDiscovery{ActiveTargets: []*apiTarget{}, DroppedTargets: []*apiDroppedTarget{}}
 	if showActive {
 		for _, t := range active {

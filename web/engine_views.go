@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"github.com/prometheus/prometheus/promql"
@@ -35,17 +35,4 @@ type embeddedStore interface {
 // datasource's health.
 type datasourceStatuser interface {
 	DatasourceStatus() engine.DatasourceStatus
-}
-
-func (a *engineAdapter) BuiltinAlerts() []*rules.Alert { return a.eng.BuiltinAlerts() }
-
-func (a *engineAdapter) RangeSource() backtest.Source { return a.ranges }
-
-func (a *engineAdapter) DatasourceStatus() engine.DatasourceStatus { return a.eng.DatasourceStatus() }
-
-func (a *engineAdapter) EmbeddedStorage() (storage.Queryable, *promql.Engine, *embedded.Embedded) {
-	if a.emb == nil {
-		return nil, nil, nil
-	}
-	return a.emb.Queryable(), a.queryEngine, a.emb
 }

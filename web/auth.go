@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"net/http"
@@ -11,14 +11,14 @@ import (
 // before any of the request's body is read.
 // With basic_auth_users in the web configuration file, a request that
 // passed basic auth needs no token.
-func (s *Server) requireToken(next http.Handler) http.Handler {
+func (h *Handler) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			next.ServeHTTP(w, r)
 			return
 		}
-		want := s.Config().Web.AuthToken()
+		want := h.Config().Web.AuthToken()
 		if want == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -26,7 +26,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		// A request carries one Authorization header: one that passed
 		// the web configuration's basic auth cannot also carry the
 		// token, and is trusted to change state.
-		if !httpauth.CheckBearer(r, want) && !s.passedBasicAuth(r) {
+		if !httpauth.CheckBearer(r, want) && !h.passedBasicAuth(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paged"`)
 			leaveBody(w, r) // unread
 			http.Error(w, "unauthorized: this endpoint needs the bearer token of web.auth_token_file", http.StatusUnauthorized)

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -83,14 +83,14 @@ func parseRulesQuery(r *http.Request) (*rulesQuery, error) {
 	return q, nil
 }
 
-func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) handleRules(w http.ResponseWriter, r *http.Request) {
 	q, err := parseRulesQuery(r)
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, errorBadData, err)
 		return
 	}
 	out := &apiRuleDiscovery{Groups: []*apiRuleGroup{}}
-	for _, g := range s.engine().RuleGroups() {
+	for _, g := range h.engine().RuleGroups() {
 		if len(q.groupNames) > 0 && !q.groupNames[g.Name()] {
 			continue
 		}
@@ -110,7 +110,7 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 			if len(q.ruleNames) > 0 && !q.ruleNames[rule.Name()] {
 				continue
 			}
-			ruleLabels, ruleAnnotations := s.ruleDefinition(g, rule)
+			ruleLabels, ruleAnnotations := h.ruleDefinition(g, rule)
 			if !matchesAny(q.matchers, ruleLabels) {
 				continue
 			}
@@ -125,7 +125,7 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 				}
 				var alerts []*apiAlert
 				if !q.excludeAlerts {
-					alerts = s.apiAlerts(r.Context(), g, rule)
+					alerts = h.apiAlerts(r.Context(), g, rule)
 				}
 				ag.Rules = append(ag.Rules, apiAlertingRule{
 					State:          rule.State().String(),
@@ -169,16 +169,16 @@ func (s *Server) handleRules(w http.ResponseWriter, r *http.Request) {
 	writeAPIData(w, out)
 }
 
-func (s *Server) handleAlerts(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) handleAlerts(w http.ResponseWriter, r *http.Request) {
 	out := &apiAlertDiscovery{Alerts: []*apiAlert{}}
-	for _, g := range s.engine().RuleGroups() {
+	for _, g := range h.engine().RuleGroups() {
 		for _, rule := range g.AlertingRules() {
-			out.Alerts = append(out.Alerts, s.apiAlerts(r.Context(), g, rule)...)
+			out.Alerts = append(out.Alerts, h.apiAlerts(r.Context(), g, rule)...)
 		}
 	}
 	// paged's built-in alerts (PagedDatasourceDown and the others) are
 	// alerts like any other: tools that read this list see them too.
-	out.Alerts = append(out.Alerts, s.builtinAPIAlerts()...)
+	out.Alerts = append(out.Alerts, h.builtinAPIAlerts()...)
 	writeAPIData(w, out)
 }
 
@@ -191,8 +191,8 @@ type staleReporter interface {
 // isStale reports whether a rule's alerts are stale: its query failed and
 // the engine kept their last state instead of resolving them. Engines that
 // do not say fall back to the rule's last evaluation error.
-func (s *Server) isStale(rule *promrules.AlertingRule) bool {
-	if sr, ok := s.engine().(staleReporter); ok {
+func (h *Handler) isStale(rule *promrules.AlertingRule) bool {
+	if sr, ok := h.engine().(staleReporter); ok {
 		return sr.IsStale(rule)
 	}
 	return rule.LastError() != nil
@@ -207,8 +207,8 @@ type ruleViewer interface {
 }
 
 // ruleDefinition returns a rule's labels and annotations as written.
-func (s *Server) ruleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels) {
-	if v, ok := s.engine().(ruleViewer); ok {
+func (h *Handler) ruleDefinition(g *promrules.Group, r promrules.Rule) (lbls, annotations labels.Labels) {
+	if v, ok := h.engine().(ruleViewer); ok {
 		return v.RuleDefinition(g, r)
 	}
 	if ar, ok := r.(*promrules.AlertingRule); ok {
@@ -239,10 +239,10 @@ func matchesAny(sets [][]*labels.Matcher, lbls labels.Labels) bool {
 }
 
 // apiAlerts converts a rule's active alerts.
-func (s *Server) apiAlerts(ctx context.Context, g *promrules.Group, rule *promrules.AlertingRule) []*apiAlert {
-	stale := s.isStale(rule)
+func (h *Handler) apiAlerts(ctx context.Context, g *promrules.Group, rule *promrules.AlertingRule) []*apiAlert {
+	stale := h.isStale(rule)
 	var active []*promrules.Alert
-	if v, ok := s.engine().(ruleViewer); ok {
+	if v, ok := h.engine().(ruleViewer); ok {
 		active = v.ActiveAlerts(ctx, g, rule)
 	} else {
 		active = rule.ActiveAlerts()

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type graphRequest struct {
 	RuleName                   string
 }
 
-func (s *Server) parseGraphRequest(q url.Values, now time.Time) (*graphRequest, error) {
+func (h *Handler) parseGraphRequest(q url.Values, now time.Time) (*graphRequest, error) {
 	g := &graphRequest{Expr: strings.TrimSpace(q.Get("g0.expr")), RangeInput: q.Get("g0.range_input"), EndInput: q.Get("g0.end_input"), RuleName: q.Get("g0.rule")}
 	if g.Expr == "" {
 		return g, nil // the empty form
@@ -93,7 +93,7 @@ func (s *Server) parseGraphRequest(q url.Values, now time.Time) (*graphRequest, 
 	g.RangeInput = model.Duration(g.To.Sub(g.From)).String()
 
 	// The rule behind the expression, if one is loaded.
-	for _, grp := range s.engine().RuleGroups() {
+	for _, grp := range h.engine().RuleGroups() {
 		for _, r := range grp.AlertingRules() {
 			if (g.RuleName != "" && r.Name() == g.RuleName) || (g.RuleName == "" && r.Query().String() == g.Expr) {
 				if g.Rule == nil {
@@ -169,16 +169,16 @@ type graphView struct {
 	HasThreshold bool
 }
 
-func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) handleGraph(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	g, err := s.parseGraphRequest(r.URL.Query(), now)
+	g, err := h.parseGraphRequest(r.URL.Query(), now)
 	v := graphView{Req: g, Ranges: []string{"15m", "1h", "3h", "6h", "12h", "1d", "2d", "7d"}}
 	code := http.StatusOK
 	switch {
 	case err != nil:
 		v.Error, code = err.Error(), http.StatusBadRequest
 	case g.Expr != "":
-		if e := s.chartGraph(r.Context(), g, &v); e != nil {
+		if e := h.chartGraph(r.Context(), g, &v); e != nil {
 			v.Error, code = e.Error(), http.StatusBadGateway
 			var bad *badQueryError
 			if errors.As(e, &bad) {
@@ -186,7 +186,7 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.writePage(w, graphPage, v, code)
+	h.writePage(w, graphPage, v, code)
 }
 
 // badQueryError: the datasource answered, and refused the query.
@@ -194,8 +194,8 @@ type badQueryError struct{ err error }
 
 func (e *badQueryError) Error() string { return e.err.Error() }
 
-func (s *Server) chartGraph(ctx context.Context, g *graphRequest, v *graphView) error {
-	rq, ok := s.engine().(rangeQuerier)
+func (h *Handler) chartGraph(ctx context.Context, g *graphRequest, v *graphView) error {
+	rq, ok := h.engine().(rangeQuerier)
 	if !ok || rq.RangeSource() == nil {
 		return errors.New("this engine answers no range queries")
 	}
@@ -208,7 +208,7 @@ func (s *Server) chartGraph(ctx context.Context, g *graphRequest, v *graphView) 
 	rep, err := backtest.Run(ctx, backtest.Options{
 		Source: rq.RangeSource(), Files: []*rules.File{f}, From: g.From, To: g.To,
 		EvaluationInterval: g.Step, Charts: true, ChartPoints: 600, ChartSeries: 8, Parallel: 2,
-		ExternalLabels: s.Config().Global.ExternalLabels, ExternalURL: s.Config().Global.ExternalURL.String(),
+		ExternalLabels: h.Config().Global.ExternalLabels, ExternalURL: h.Config().Global.ExternalURL.String(),
 	})
 	if err != nil {
 		return fmt.Errorf("query: %w", err)

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"bytes"
@@ -62,27 +62,27 @@ const uiContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-sr
 // template error is a clean 500, and writes it with status code and the
 // UI's headers: the content security policy, no sniffing, no referrer, no
 // caching.
-func (s *Server) writePage(w http.ResponseWriter, page *template.Template, data any, code int) {
+func (h *Handler) writePage(w http.ResponseWriter, page *template.Template, data any, code int) {
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, data); err != nil {
-		s.logger.Error("render page failed", "page", page.Name(), "err", err)
+		h.logger.Error("render page failed", "page", page.Name(), "err", err)
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Security-Policy", uiContentSecurityPolicy)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
 }
 
 // mountUI registers the web UI's routes.
-func (s *Server) mountUI(r chi.Router) {
-	r.Method(http.MethodGet, "/", s.limitUIFilter(http.HandlerFunc(s.handleUI)))
-	r.Get("/ui/app.js", s.handleUIScript)
+func (h *Handler) mountUI(r chi.Router) {
+	r.Method(http.MethodGet, "/", h.limitUIFilter(http.HandlerFunc(h.handleUI)))
+	r.Get("/ui/app.js", h.handleUIScript)
 }
 
 type uiData struct {
@@ -186,13 +186,13 @@ type uiSilence struct {
 	StartsAt, EndsAt    time.Time
 }
 
-func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
-	cfg := s.Config()
+func (h *Handler) handleUI(w http.ResponseWriter, r *http.Request) {
+	cfg := h.Config()
 	d := uiData{
 		Now:          time.Now(),
 		ExternalURL:  cfg.Global.ExternalURL.String(),
 		AuthRequired: cfg.Web.AuthRequired(),
-		Notifier:     s.notifier != nil,
+		Notifier:     h.notifier != nil,
 		Counts:       map[string]int{},
 		States:       alertStates,
 		// A plain meta refresh reloads the same address, query string
@@ -205,7 +205,7 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 	if ferr != nil {
 		d.FilterError = ferr.Error()
 	}
-	for _, g := range s.engine().RuleGroups() {
+	for _, g := range h.engine().RuleGroups() {
 		ug := uiGroup{
 			Name:           g.Name(),
 			File:           g.File(),
@@ -221,9 +221,9 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 			switch rule := rule.(type) {
 			case *promrules.AlertingRule:
 				ur.Type, ur.State = "alerting", rule.State().String()
-				ur.Stale = s.isStale(rule)
-				ur.Alerts = len(s.apiAlerts(r.Context(), g, rule))
-				ur.GraphHref = s.graphLink(rule)
+				ur.Stale = h.isStale(rule)
+				ur.Alerts = len(h.apiAlerts(r.Context(), g, rule))
+				ur.GraphHref = h.graphLink(rule)
 			default:
 				ur.Type = "recording"
 			}
@@ -232,13 +232,13 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		d.Groups = append(d.Groups, ug)
 	}
 	var targets []embedded.Target
-	targets, _, _, d.Scrapes = s.targets()
+	targets, _, _, d.Scrapes = h.targets()
 	for _, t := range targets {
 		ut := uiTarget{Target: t}
 		t.Labels.Range(func(l labels.Label) { ut.LabelList = append(ut.LabelList, l) })
 		d.Targets = append(d.Targets, ut)
 	}
-	all := s.collectAlerts(r.Context())
+	all := h.collectAlerts(r.Context())
 	d.Total = len(all)
 	for _, v := range all {
 		d.Counts[v.State]++
@@ -261,7 +261,7 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		if d.Matching <= filter.Offset || d.Matching > filter.Offset+filter.Limit {
 			continue // another page's
 		}
-		d.Alerts = append(d.Alerts, s.uiAlert(v, d.ExternalURL))
+		d.Alerts = append(d.Alerts, h.uiAlert(v, d.ExternalURL))
 	}
 	d.setPages(r.URL.Query())
 	d.Firing, d.Pending = d.Counts["firing"], d.Counts["pending"]
@@ -270,8 +270,8 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 	})
 	slices.Sort(d.ServerValues)
 	d.AlertGroups = groupUIAlerts(d.Alerts)
-	if s.notifier != nil {
-		sil, err := s.activeSilences(r.Context())
+	if h.notifier != nil {
+		sil, err := h.activeSilences(r.Context())
 		switch {
 		case errors.Is(err, errNoSilenceAPI):
 			d.Notifier = false // a wrapper without a notifier (paged demo)
@@ -286,10 +286,10 @@ func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
 		// The page still renders, with the reason above the form.
 		code = http.StatusBadRequest
 	}
-	s.writePage(w, uiPage, d, code)
+	h.writePage(w, uiPage, d, code)
 }
 
-func (s *Server) handleUIScript(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) handleUIScript(w http.ResponseWriter, r *http.Request) {
 	b, err := fs.ReadFile(uiFiles, "ui/app.js")
 	if err != nil {
 		http.Error(w, "script missing from the binary", http.StatusInternalServerError)
@@ -300,7 +300,7 @@ func (s *Server) handleUIScript(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-func (s *Server) uiAlert(a *viewAlert, external string) uiAlert {
+func (h *Handler) uiAlert(a *viewAlert, external string) uiAlert {
 	ua := uiAlert{
 		Name:        a.Name,
 		State:       a.State,
@@ -315,7 +315,7 @@ func (s *Server) uiAlert(a *viewAlert, external string) uiAlert {
 		SilencedBy:  a.SilencedBy,
 		InhibitedBy: a.InhibitedBy,
 		ActiveAt:    a.ActiveAt,
-		Runbook:     s.uiRunbookLink(a.annotation("runbook_url")),
+		Runbook:     h.uiRunbookLink(a.annotation("runbook_url")),
 		GraphHref:   uiGraphLink(a.GeneratorURL),
 		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
 		Amtool:      amtoolCommand(external, a.Labels),
@@ -359,7 +359,7 @@ func uiValue(v string) string {
 // (DESIGN.md §4): absolute http(s) URLs stay, relative ones resolve against
 // runbook_base_url or, when that is empty, against paged's own runbooks/.
 // Any other scheme (javascript:, data:) gives no link.
-func (s *Server) uiRunbookLink(ref string) string {
+func (h *Handler) uiRunbookLink(ref string) string {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return ""
@@ -377,7 +377,7 @@ func (s *Server) uiRunbookLink(ref string) string {
 	if u.Host != "" { // //host/path: the page's scheme
 		return u.String()
 	}
-	if base := s.Config().RunbookBaseURL; base != nil {
+	if base := h.Config().RunbookBaseURL; base != nil {
 		return rules.ResolveRunbook(ref, base)
 	}
 	// Relative to the page at /, so that a path-stripping proxy works too.
@@ -416,14 +416,14 @@ var errNoSilenceAPI = errors.New("the notifier has no silence API")
 
 // activeSilences reads the active and pending silences from the notifier's
 // own Alertmanager API, the same answer GET /api/v2/silences gives.
-func (s *Server) activeSilences(ctx context.Context) ([]uiSilence, error) {
+func (h *Handler) activeSilences(ctx context.Context) ([]uiSilence, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/api/v2/silences", nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
-	s.notifier.APIHandler().ServeHTTP(rec, req)
+	h.notifier.APIHandler().ServeHTTP(rec, req)
 	if rec.code == http.StatusNotFound {
 		return nil, errNoSilenceAPI
 	}

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"bytes"
@@ -33,9 +33,9 @@ import (
 // A GET that matches regular expressions (or a page of the web UI:
 // limitUIFilter) runs one at a time with the others, for at most web.regexp_query_timeout, and stops when its client
 // leaves (serveRegexpQuery).
-func (s *Server) limitAPI(next http.Handler) http.Handler {
+func (h *Handler) limitAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		web := s.Config().Web
+		web := h.Config().Web
 		path := strings.TrimSuffix(r.URL.Path, "/")
 		switch r.Method {
 		case http.MethodPost:
@@ -51,17 +51,17 @@ func (s *Server) limitAPI(next http.Handler) http.Handler {
 				msg = checkPostedSilence(hb.b, web)
 			}
 			if msg != "" {
-				s.refuse(w, r, http.StatusBadRequest, limitReason(msg), msg)
+				h.refuse(w, r, http.StatusBadRequest, limitReason(msg), msg)
 				return
 			}
 		case http.MethodGet, http.MethodHead:
 			regexps, msg := checkQuery(r, web)
 			if msg != "" {
-				s.refuse(w, r, http.StatusBadRequest, limitReason(msg), msg)
+				h.refuse(w, r, http.StatusBadRequest, limitReason(msg), msg)
 				return
 			}
 			if regexps {
-				s.serveRegexpQuery(w, r, next, web)
+				h.serveRegexpQuery(w, r, next, web)
 				return
 			}
 		}
@@ -191,16 +191,16 @@ func checkMatcher(m *amlabels.Matcher, rb *regexpBudget, web config.WebConfig) (
 // limitUIFilter holds the web UI's filter (a matcher list, ?filter={…})
 // to the same limits as the API's, and runs a page that matches regular
 // expressions as serveRegexpQuery runs an API GET.
-func (s *Server) limitUIFilter(next http.Handler) http.Handler {
+func (h *Handler) limitUIFilter(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		web := s.Config().Web
+		web := h.Config().Web
 		f := r.URL.Query().Get("filter")
 		if f == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if int64(len(f)) > longestMatcher(web) {
-			s.refuse(w, r, http.StatusBadRequest, "regexp", fmt.Sprintf("filter of %d bytes is longer than web.max_label_name_bytes (%d) and web.max_label_value_bytes (%d) or web.max_regexp_size (%d) allow",
+			h.refuse(w, r, http.StatusBadRequest, "regexp", fmt.Sprintf("filter of %d bytes is longer than web.max_label_name_bytes (%d) and web.max_label_value_bytes (%d) or web.max_regexp_size (%d) allow",
 				len(f), web.MaxLabelNameBytes, web.MaxLabelValueBytes, web.MaxRegexpSize))
 			return
 		}
@@ -214,13 +214,13 @@ func (s *Server) limitUIFilter(next http.Handler) http.Handler {
 		for _, m := range ms {
 			re, msg := checkMatcher(m, &rb, web)
 			if msg != "" {
-				s.refuse(w, r, http.StatusBadRequest, limitReason(msg), "filter: "+msg)
+				h.refuse(w, r, http.StatusBadRequest, limitReason(msg), "filter: "+msg)
 				return
 			}
 			regexps = regexps || re
 		}
 		if regexps {
-			s.serveRegexpQuery(w, r, next, web)
+			h.serveRegexpQuery(w, r, next, web)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -287,18 +287,18 @@ func (b *regexpBudget) add(pattern string, web config.WebConfig) string {
 // between groups' alerts: Notifier.groups), so an abandoned or overlong
 // query stops using the CPU. Its answer is held until it is complete, so
 // that one cut short is answered with the reason instead.
-func (s *Server) serveRegexpQuery(w http.ResponseWriter, r *http.Request, next http.Handler, web config.WebConfig) {
+func (h *Handler) serveRegexpQuery(w http.ResponseWriter, r *http.Request, next http.Handler, web config.WebConfig) {
 	ctx, cancel := context.WithTimeout(r.Context(), web.RegexpQueryTimeout)
 	defer cancel()
 	select {
-	case s.regexps <- struct{}{}:
-		defer func() { <-s.regexps }()
+	case h.regexps <- struct{}{}:
+		defer func() { <-h.regexps }()
 	case <-ctx.Done():
 		if r.Context().Err() != nil {
 			return // the client left
 		}
 		w.Header().Set("Retry-After", "1")
-		s.refuse(w, r, http.StatusServiceUnavailable, "regexp_timeout",
+		h.refuse(w, r, http.StatusServiceUnavailable, "regexp_timeout",
 			fmt.Sprintf("other requests matching regular expressions ran for all of web.regexp_query_timeout (%v): retry later", web.RegexpQueryTimeout))
 		return
 	}
@@ -308,7 +308,7 @@ func (s *Server) serveRegexpQuery(w http.ResponseWriter, r *http.Request, next h
 		if r.Context().Err() != nil {
 			return // the client left: no one to answer
 		}
-		s.refuse(w, r, http.StatusUnprocessableEntity, "regexp_timeout",
+		h.refuse(w, r, http.StatusUnprocessableEntity, "regexp_timeout",
 			fmt.Sprintf("matching the regular expressions took longer than web.regexp_query_timeout (%v): narrow the filter", web.RegexpQueryTimeout))
 		return
 	}
