@@ -10,10 +10,10 @@
 // because it reports every problem in one pass, with its position, and
 // never quotes a value that came from the environment; where a library
 // type already decodes and validates a block (Prometheus's HTTP client and
-// scrape configs, Alertmanager's notifier configuration) the node is
-// handed to it and its errors are placed back on the node.
+// scrape configs, the notifier's Alertmanager-format configuration) the
+// node is handed to it and its errors are placed back on the node.
 //
 // config imports the packages it configures (notifier, packs, engine's
 // rule sources) and nothing above them: never server, web, demo or cmd.
-// Those read a *Config; none of them decodes paged.yaml itself.
+// Those read a *Config.
 package config
