@@ -83,6 +83,6 @@ if [ -n "${CI:-}" ] && [ -z "${PAGED_CI_FULL:-}" ]; then
 	echo "CI: race and fuzz passes not run (cold build; scripts/test.sh outside CI, or PAGED_CI_FULL=1, runs them)"
 	exit 0
 fi
-go test -race -count=1 ./engine/ ./notifier/ ./server/
+go test -race -count=1 ./engine/ ./notifier/ ./server/ ./web/
 PAGED_FUZZ_TARGETS='rules FuzzLint|engine FuzzExpandTemplate|engine FuzzDecodeState|config FuzzParseConfig|notifier Fuzz(APIBodies|RenderSlack|WebhookPayload)|durable FuzzReplay' \
 	scripts/fuzz.sh 3
