@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
 	"github.com/pagedhq/paged/server"
@@ -20,7 +21,7 @@ import (
 // and makes it load copies of the rule files with their durations divided
 // by factor, written under dir.
 func scaledEngineFactory(factor float64, dir string) server.EngineFactory {
-	return func(cfg *server.Config, deps server.Deps) (server.Engine, error) {
+	return func(cfg *config.Config, deps server.Deps) (server.Engine, error) {
 		eng, err := server.DefaultEngineFactory(cfg, deps)
 		if err != nil {
 			return nil, err
@@ -36,7 +37,7 @@ type scaledEngine struct {
 	dir string
 }
 
-func (e *scaledEngine) ApplyRules(cfg *server.Config) error {
+func (e *scaledEngine) ApplyRules(cfg *config.Config) error {
 	paths, err := e.ts.writeScaled(cfg.RuleFilePaths, e.dir)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func (e *scaledEngine) ApplyRules(cfg *server.Config) error {
 	scaled.RuleFilePaths = paths
 	// The packs, with their overrides applied, are scaled in memory and
 	// keep their source names (pack:vllm).
-	scaled.Packs = make([]*server.PackConfig, 0, len(cfg.Packs))
+	scaled.Packs = make([]*config.PackConfig, 0, len(cfg.Packs))
 	for _, pc := range cfg.Packs {
 		r := *pc.Rendered
 		content, err := e.ts.scaleFile(r.Source, r.Content)
@@ -76,7 +77,7 @@ func (e *scaledEngine) Close() error {
 // teeNotifierFactory builds the daemon's notifier (server.NewNotifier) and
 // hands every alert the engine sends to also first.
 func teeNotifierFactory(also rules.NotifyFunc) server.NotifierFactory {
-	return func(cfg *server.Config, deps server.Deps) (server.Notifier, error) {
+	return func(cfg *config.Config, deps server.Deps) (server.Notifier, error) {
 		n, err := server.NewNotifier(cfg, deps)
 		if err != nil {
 			return nil, err

@@ -12,15 +12,15 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
-	"github.com/pagedhq/paged/server"
 )
 
 var t0 = time.Date(2026, 11, 29, 16, 4, 0, 0, time.UTC)
 
 func testLinker() linker {
 	u, _ := url.Parse("http://127.0.0.1:9095")
-	return newLinker(&server.Config{Global: server.GlobalConfig{ExternalURL: u}})
+	return newLinker(&config.Config{Global: config.GlobalConfig{ExternalURL: u}})
 }
 
 func alert(name, severity string, startsAt, endsAt time.Time) *rules.Alert {
@@ -112,7 +112,7 @@ func TestLinker(t *testing.T) {
 	}
 	base, _ := url.Parse("https://runbooks.example/llm")
 	ext, _ := url.Parse("http://paged:9095")
-	l = newLinker(&server.Config{Global: server.GlobalConfig{ExternalURL: ext}, RunbookBaseURL: base})
+	l = newLinker(&config.Config{Global: config.GlobalConfig{ExternalURL: ext}, RunbookBaseURL: base})
 	if got := l.runbook("vllm/A.md"); got != "https://runbooks.example/llm/vllm/A.md" {
 		t.Errorf("with runbook_base_url: %q", got)
 	}

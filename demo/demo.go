@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/examples"
 	"github.com/pagedhq/paged/server"
 	"github.com/pagedhq/paged/simulator"
@@ -285,9 +286,9 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, failed <-
 // timeScaleFor sets the time scale's floors from the configuration's
 // scrape and evaluation intervals: a range keeps a few scrapes, a step one
 // interval.
-func timeScaleFor(cfg *server.Config, factor float64) *timeScale {
+func timeScaleFor(cfg *config.Config, factor float64) *timeScale {
 	step := cfg.Global.EvaluationInterval
-	if cfg.Datasource.Type == server.DatasourceEmbedded {
+	if cfg.Datasource.Type == config.DatasourceEmbedded {
 		step = max(step, cfg.Datasource.Embedded.ScrapeInterval)
 		for _, sc := range cfg.Datasource.Embedded.ScrapeConfigs {
 			step = max(step, time.Duration(sc.ScrapeInterval))

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
-	"github.com/pagedhq/paged/server"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -22,15 +22,15 @@ func TestExampleConfigs(t *testing.T) {
 	examples := filepath.Join(testbin.RepoRoot(t), "examples")
 
 	t.Run("demo", func(t *testing.T) {
-		cfg, err := server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(nil))
+		cfg, err := config.Load(filepath.Join(examples, "demo.yaml"), env(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Datasource.Type != server.DatasourceEmbedded || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 {
+		if cfg.Datasource.Type != config.DatasourceEmbedded || len(cfg.Datasource.Embedded.ScrapeConfigs) != 1 {
 			t.Fatalf("datasource %+v", cfg.Datasource)
 		}
 		sc := cfg.Datasource.Embedded.ScrapeConfigs[0]
-		if sc.JobName != "vllm" || server.StaticTargets(sc)[0] != "127.0.0.1:8000" {
+		if sc.JobName != "vllm" || config.StaticTargets(sc)[0] != "127.0.0.1:8000" {
 			t.Errorf("scrape config %+v: the pack selects job=\"vllm\"", sc)
 		}
 		if cfg.Datasource.Embedded.ScrapeInterval != time.Second || cfg.Global.EvaluationInterval != time.Second {
@@ -45,13 +45,13 @@ func TestExampleConfigs(t *testing.T) {
 			t.Errorf("runbooks %q, runbook base %v, notifier %v", cfg.Web.RunbooksDir, cfg.RunbookBaseURL, cfg.NotifierConfig)
 		}
 		// The demo's values replace the defaults.
-		cfg, err = server.LoadConfig(filepath.Join(examples, "demo.yaml"), env(map[string]string{
+		cfg, err = config.Load(filepath.Join(examples, "demo.yaml"), env(map[string]string{
 			EnvTarget: "127.0.0.1:1234", EnvListen: "127.0.0.1:4321", EnvStorage: "/tmp/x", EnvWebhookURL: "http://127.0.0.1:5/alerts",
 		}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := server.StaticTargets(cfg.Datasource.Embedded.ScrapeConfigs[0])[0]; got != "127.0.0.1:1234" {
+		if got := config.StaticTargets(cfg.Datasource.Embedded.ScrapeConfigs[0])[0]; got != "127.0.0.1:1234" {
 			t.Errorf("target %q", got)
 		}
 		if cfg.Web.ListenAddress != "127.0.0.1:4321" || cfg.Global.ExternalURL.String() != "http://127.0.0.1:4321" || cfg.Storage.Path != "/tmp/x" {
@@ -62,20 +62,20 @@ func TestExampleConfigs(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		path := filepath.Join(examples, "embedded.yaml")
 		secret := "https://hooks.slack.com/services/T0/B0/s3cr3t"
-		cfg, err := server.LoadConfig(path, env(map[string]string{"SLACK_WEBHOOK_URL": secret}))
+		cfg, err := config.Load(path, env(map[string]string{"SLACK_WEBHOOK_URL": secret}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc := cfg.Datasource.Embedded.ScrapeConfigs
-		if cfg.Datasource.Type != server.DatasourceEmbedded || len(sc) != 1 || sc[0].JobName != "vllm" || server.StaticTargets(sc[0])[0] != "127.0.0.1:8000" {
+		if cfg.Datasource.Type != config.DatasourceEmbedded || len(sc) != 1 || sc[0].JobName != "vllm" || config.StaticTargets(sc[0])[0] != "127.0.0.1:8000" {
 			t.Errorf("datasource %+v", cfg.Datasource)
 		}
 		if r := cfg.NotifierConfig.Receivers; len(r) != 1 || len(r[0].SlackConfigs) != 1 || string(r[0].SlackConfigs[0].APIURL) != secret {
 			t.Errorf("receivers %+v", r)
 		}
 		// Without the variable: a problem naming it, never a value.
-		_, err = server.LoadConfig(path, env(nil))
-		var ce *server.ConfigError
+		_, err = config.Load(path, env(nil))
+		var ce *config.Error
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "SLACK_WEBHOOK_URL is not set") {
 			t.Errorf("without SLACK_WEBHOOK_URL: %v", err)
 		}
@@ -86,7 +86,7 @@ func TestExampleConfigs(t *testing.T) {
 		secrets := t.TempDir()
 		files := []string{"slack-bot-token", "webhook-hmac", "web-token"}
 		// Without the secret files, each missing one is a problem naming it.
-		_, err := server.LoadConfig(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
+		_, err := config.Load(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
 		for _, f := range files {
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(secrets, f)) {
 				t.Errorf("missing %s: %v", f, err)
@@ -97,14 +97,14 @@ func TestExampleConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		cfg, err := server.LoadConfig(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
+		cfg, err := config.Load(path, env(map[string]string{"PAGED_SECRETS_DIR": secrets}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !cfg.Web.AuthRequired() {
 			t.Error("production example leaves the mutating endpoints open")
 		}
-		if cfg.Datasource.Type != server.DatasourcePrometheus || cfg.Datasource.Prometheus.URL == nil {
+		if cfg.Datasource.Type != config.DatasourcePrometheus || cfg.Datasource.Prometheus.URL == nil {
 			t.Errorf("datasource %+v", cfg.Datasource)
 		}
 		var bot, hmac bool

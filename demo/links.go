@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
-	"github.com/pagedhq/paged/server"
 )
 
 // linker resolves runbook_url annotations as the notifier does (DESIGN.md
@@ -15,7 +15,7 @@ type linker struct {
 	base *url.URL // nil until the configuration is loaded
 }
 
-func newLinker(cfg *server.Config) linker {
+func newLinker(cfg *config.Config) linker {
 	if cfg.RunbookBaseURL != nil {
 		return linker{base: cfg.RunbookBaseURL}
 	}

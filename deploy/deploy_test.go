@@ -15,8 +15,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
-	"github.com/pagedhq/paged/server"
 )
 
 // TestSystemdUnitVerifies: systemd-analyze verify finds nothing to say
@@ -66,7 +66,7 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
 	}
-	if _, err := server.LoadConfig("docker/paged.yaml", func(string) string { return "" }); err != nil {
+	if _, err := config.Load("docker/paged.yaml", func(string) string { return "" }); err != nil {
 		t.Errorf("docker/paged.yaml: %v", err)
 	}
 	docker, err := exec.LookPath("docker")
@@ -138,7 +138,7 @@ func kinds(docs []map[string]any) map[string]map[string]any {
 // checkRenderedConfig runs the ConfigMap's paged.yaml through the same
 // loader as `paged check-config` and returns it (nil in a build without
 // Kubernetes discovery, which must refer the config to paged-full).
-func checkRenderedConfig(t *testing.T, docs []map[string]any) *server.Config {
+func checkRenderedConfig(t *testing.T, docs []map[string]any) *config.Config {
 	t.Helper()
 	cm := kinds(docs)["ConfigMap"]
 	data, _ := cm["data"].(map[string]any)
@@ -150,15 +150,15 @@ func checkRenderedConfig(t *testing.T, docs []map[string]any) *server.Config {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := server.LoadConfig(path, func(k string) string {
+	cfg, err := config.Load(path, func(k string) string {
 		return map[string]string{"POD_IP": "10.1.2.3", "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/x"}[k]
 	})
-	if server.DiscoveryBuild != "all" {
+	if config.DiscoveryBuild != "all" {
 		// The chart scrapes with Kubernetes discovery, which only the
 		// paged-full build (the container image's) has: this build must
 		// say so and nothing else. scripts/test.sh checks the rest of the
 		// rendered config in that build.
-		var ce *server.ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || len(ce.Problems) == 0 {
 			t.Fatalf("the default build accepts the chart's kubernetes_sd_configs: %v", err)
 		}

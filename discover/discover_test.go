@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/pagedhq/paged/server"
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/simulator"
 )
 
@@ -148,7 +148,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := server.ParseConfig(content, "x.yaml", func(string) string { return "" })
+	cfg, err := config.Parse(content, "x.yaml", func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("written configuration does not load: %v\n%s", err, content)
 	}
@@ -165,7 +165,7 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err = server.ParseConfig(content, "paged.yaml", func(string) string { return "" })
+	cfg, err = config.Parse(content, "paged.yaml", func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("written configuration does not load: %v\n%s", err, content)
 	}
@@ -226,7 +226,7 @@ func FuzzConfigJobs(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := server.ParseConfig(content, "paged.yaml", func(string) string { return "" })
+		cfg, err := config.Parse(content, "paged.yaml", func(string) string { return "" })
 		if err != nil {
 			// Job names that are not valid UTF-8 cannot be written into
 			// YAML; Prometheus cannot hold them either.

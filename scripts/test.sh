@@ -65,7 +65,7 @@ go test -count=1 ./... || status=1
 # it registers exactly the mechanisms paged knows of, accepts the scrape
 # configs the default build refers to it, and the Helm chart's and the
 # image's configurations.
-go test -count=1 -tags paged_all_discovery -run 'TestAllDiscoveryKnown|TestScrapeConfigsJudgedAsPromtool|TestScripts/check_config|TestHelmChart|TestDockerfile|TestLoadConfigBadFiles|TestScrapeConfigSecretsRedacted' ./server/ ./cmd/paged/ ./deploy/ || status=1
+go test -count=1 -tags paged_all_discovery -run 'TestAllDiscoveryKnown|TestScrapeConfigsJudgedAsPromtool|TestScripts/check_config|TestHelmChart|TestDockerfile|TestLoadConfigBadFiles|TestScrapeConfigSecretsRedacted' ./config/ ./cmd/paged/ ./deploy/ || status=1
 wait "$rel_pid" || status=1
 cat "$rel_log"
 [ "$status" -eq 0 ] || exit 1
@@ -83,6 +83,6 @@ if [ -n "${CI:-}" ] && [ -z "${PAGED_CI_FULL:-}" ]; then
 	echo "CI: race and fuzz passes not run (cold build; scripts/test.sh outside CI, or PAGED_CI_FULL=1, runs them)"
 	exit 0
 fi
-go test -race -count=1 ./engine/ ./notifier/ ./server/
-PAGED_FUZZ_TARGETS='rules FuzzLint|engine FuzzExpandTemplate|engine FuzzDecodeState|server FuzzParseConfig|notifier Fuzz(APIBodies|RenderSlack|WebhookPayload)|durable FuzzReplay' \
+go test -race -count=1 ./engine/ ./notifier/ ./server/ ./web/
+PAGED_FUZZ_TARGETS='rules FuzzLint|engine FuzzExpandTemplate|engine FuzzDecodeState|config FuzzParseConfig|notifier Fuzz(APIBodies|RenderSlack|WebhookPayload)|durable FuzzReplay' \
 	scripts/fuzz.sh 3

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/notifier"
@@ -22,7 +23,7 @@ type Engine interface {
 	// ApplyRules loads cfg's rule files with its global settings
 	// (evaluation interval, external labels); on failure the old rules
 	// keep running.
-	ApplyRules(cfg *Config) error
+	ApplyRules(cfg *config.Config) error
 	// RuleGroups returns the loaded groups with their live state.
 	RuleGroups() []*promrules.Group
 	// Ready reports whether rules are loaded and the datasource answered,
@@ -57,8 +58,8 @@ type Deps struct {
 }
 
 // EngineFactory builds the engine for a loaded configuration.
-type EngineFactory func(cfg *Config, deps Deps) (Engine, error)
+type EngineFactory func(cfg *config.Config, deps Deps) (Engine, error)
 
 // NotifierFactory builds the notifier for a loaded configuration. It returns
 // nil, nil when the configuration has no notifier block.
-type NotifierFactory func(cfg *Config, deps Deps) (Notifier, error)
+type NotifierFactory func(cfg *config.Config, deps Deps) (Notifier, error)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pagedhq/paged/web"
 )
 
 // storedNames lists the metric names the embedded TSDB holds.
@@ -151,7 +153,7 @@ func TestEmbeddedReloadScrapeConfigs(t *testing.T) {
 	writeFile(t, dir, "paged.yaml", keepConfig("referenced", a.addr()))
 	s := servePaged(t, dir)
 	active := func() string {
-		tl, _ := s.eng.(TargetLister)
+		tl, _ := s.eng.(web.TargetLister)
 		ts, _, _, _ := tl.Targets()
 		var out []string
 		for _, t := range ts {

@@ -15,17 +15,20 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/engine/embedded"
 	"github.com/pagedhq/paged/packs"
+	"github.com/pagedhq/paged/rules"
 )
 
 // DefaultEngineFactory builds paged's rule engine over the configured
 // datasource: a remote Prometheus-compatible API, or the embedded scraper
 // and TSDB (kept under storage.path/metrics, apart from the alert state).
-func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
+func DefaultEngineFactory(cfg *config.Config, deps Deps) (Engine, error) {
 	a := &engineAdapter{}
 	opts := engine.Options{
 		StoragePath:         cfg.Storage.Path,
@@ -34,7 +37,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		ResendDelay:         cfg.Global.ResendDelay,
 		AlignToScrapes:      cfg.Global.AlignEvaluations,
 		ExternalURL:         cfg.Global.ExternalURL.String(),
-		GeneratorURL:        generatorURL(cfg),
+		GeneratorURL:        config.GeneratorURL(cfg),
 		DatasourceDownAfter: cfg.Datasource.DownAfterFailures,
 		Logger:              deps.Logger,
 		Registerer:          deps.Registerer,
@@ -42,7 +45,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		ReloadFailed:        deps.ReloadFailed,
 	}
 	switch cfg.Datasource.Type {
-	case DatasourceEmbedded:
+	case config.DatasourceEmbedded:
 		e := cfg.Datasource.Embedded
 		eo := embedded.Options{
 			StoragePath:    filepath.Join(cfg.Storage.Path, "metrics"),
@@ -53,7 +56,7 @@ func DefaultEngineFactory(cfg *Config, deps Deps) (Engine, error) {
 		}
 		eo.PromScrapeConfigs = e.ScrapeConfigs
 		eo.ScrapeTimeout = e.ScrapeTimeout
-		if e.Keep != KeepAll {
+		if e.Keep != config.KeepAll {
 			eo.Keep = &embedded.Keep{} // until the rules are loaded: only the scrape health series
 		}
 		emb, err := embedded.New(eo)
@@ -119,7 +122,7 @@ func (a *engineAdapter) Run(ctx context.Context) error {
 	return errors.Join(engErr, embErr)
 }
 
-func (a *engineAdapter) ApplyRules(cfg *Config) error {
+func (a *engineAdapter) ApplyRules(cfg *config.Config) error {
 	if err := a.eng.ApplyRuleSources(cfg.RuleFilePaths, cfg.PackSources(), engine.RuleSettings{
 		EvaluationInterval: cfg.Global.EvaluationInterval,
 		ExternalLabels:     cfg.Global.ExternalLabels,
@@ -134,7 +137,7 @@ func (a *engineAdapter) ApplyRules(cfg *Config) error {
 	// applies scrape_configs: only jobs whose configuration changed
 	// restart.
 	var keep *embedded.Keep
-	if cfg.Datasource.Embedded.Keep != KeepAll {
+	if cfg.Datasource.Embedded.Keep != config.KeepAll {
 		exprs := ruleExprs(a.eng.RuleGroups())
 		for _, p := range cfg.Packs {
 			exprs = append(exprs, dashboardExprs(p.Rendered)...)
@@ -213,25 +216,6 @@ func (a *engineAdapter) Targets() ([]embedded.Target, []embedded.DroppedTarget, 
 	return a.emb.Targets(), dropped, counts, true
 }
 
-// PackSources returns the packs of the configuration, overrides applied,
-// as the engine loads them beside the rule files.
-func (c *Config) PackSources() []engine.RuleSource {
-	out := make([]engine.RuleSource, 0, len(c.Packs))
-	for _, p := range c.Packs {
-		src := engine.RuleSource{Name: p.Rendered.Source, Groups: p.Rendered.RuleGroups()}
-		if c.GrafanaURL != nil {
-			addDashboardURLs(src.Groups, p.Rendered, c.GrafanaURL)
-		}
-		if ms, err := packs.ParseSelector(p.Overrides.Selector); err == nil && p.Overrides.Selector != "" {
-			for _, m := range ms {
-				src.KeepLabels = append(src.KeepLabels, m.Name)
-			}
-		}
-		out = append(out, src)
-	}
-	return out
-}
-
 func (a *engineAdapter) RuleGroups() []*promrules.Group { return a.eng.RuleGroups() }
 
 func (a *engineAdapter) Ready() (bool, string) { return a.eng.Ready() }
@@ -256,4 +240,17 @@ func (a *engineAdapter) Close() error {
 		err = errors.Join(err, a.emb.Close())
 	}
 	return err
+}
+
+func (a *engineAdapter) BuiltinAlerts() []*rules.Alert { return a.eng.BuiltinAlerts() }
+
+func (a *engineAdapter) RangeSource() backtest.Source { return a.ranges }
+
+func (a *engineAdapter) DatasourceStatus() engine.DatasourceStatus { return a.eng.DatasourceStatus() }
+
+func (a *engineAdapter) EmbeddedStorage() (storage.Queryable, *promql.Engine, *embedded.Embedded) {
+	if a.emb == nil {
+		return nil, nil, nil
+	}
+	return a.emb.Queryable(), a.queryEngine, a.emb
 }

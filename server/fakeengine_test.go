@@ -12,6 +12,7 @@ import (
 	promrules "github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/tsdb"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
 )
 
@@ -19,7 +20,7 @@ import (
 // over a local TSDB: the same *rules.Group values the real engine returns,
 // without a datasource. Rules like vector(1) need no data.
 type managerEngine struct {
-	cfg    *Config
+	cfg    *config.Config
 	mgr    *promrules.Manager
 	notify rules.NotifyFunc
 
@@ -29,7 +30,7 @@ type managerEngine struct {
 	applyCalled int
 }
 
-func newManagerEngine(t testing.TB, cfg *Config, deps Deps) *managerEngine {
+func newManagerEngine(t testing.TB, cfg *config.Config, deps Deps) *managerEngine {
 	t.Helper()
 	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
 	if err != nil {
@@ -56,7 +57,7 @@ func newManagerEngine(t testing.TB, cfg *Config, deps Deps) *managerEngine {
 
 // factory returns an EngineFactory that records the engine it built.
 func managerFactory(t testing.TB, built **managerEngine) EngineFactory {
-	return func(cfg *Config, deps Deps) (Engine, error) {
+	return func(cfg *config.Config, deps Deps) (Engine, error) {
 		e := newManagerEngine(t, cfg, deps)
 		*built = e
 		return e, nil
@@ -69,7 +70,7 @@ func (e *managerEngine) Run(ctx context.Context) error {
 	return nil
 }
 
-func (e *managerEngine) ApplyRules(cfg *Config) error {
+func (e *managerEngine) ApplyRules(cfg *config.Config) error {
 	files := cfg.RuleFilePaths
 	e.mu.Lock()
 	e.applyCalled++

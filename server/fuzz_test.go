@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,62 +31,6 @@ func FuzzRulesQuery(f *testing.F) {
 			}
 		default:
 			t.Fatalf("query %q: status %d", q, rec.Code)
-		}
-	})
-}
-
-// FuzzRenderMarkdown: the runbook renderer never panics and never lets a
-// tag or a javascript: link through.
-func FuzzRenderMarkdown(f *testing.F) {
-	for _, s := range []string{"# T\n\n- a\n- b\n\n```\ncode\n```\n", "[x](javascript:alert(1))", "**<b>**", "1. a\n  more\n2. b", "`unclosed", "[a](b"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := string(renderMarkdown(s))
-		if strings.Contains(out, "<script") || strings.Contains(strings.ToLower(out), `href="javascript:`) {
-			t.Fatalf("unsafe output for %q: %s", s, out)
-		}
-	})
-}
-
-// FuzzConfigPacks: any packs: block gives a configuration or problems,
-// each with its line and column in the file; never a panic.
-func FuzzConfigPacks(f *testing.F) {
-	for _, s := range []string{
-		"- name: vllm\n  selector: '{job=\"vllm-prod\"}'\n  set: {VLLMKVCacheSaturated: 0.9}\n  for: {VLLMKVCacheSaturated: 5m}\n  severity: {VLLMQueueBacklog: critical}\n  labels: {team: x}\n  disable: [VLLMKVCacheOverprovisioned]\n",
-		"- {name: tgi, selector: '{job=~\"(\"}'}\n",
-		"- name: vllm\n  set: {VLLMTargetDown: .inf, Nope: [1]}\n",
-		"- vllm\n- vllm\n",
-		"- name: ../../../etc\n",
-		"- name: vllm\n  selector: \"{\\x00}\"\n",
-		"{}",
-		"- name: dcgm\n  labels: {\"\\xff\": x, alertname: y}\n",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, block string) {
-		var b strings.Builder
-		b.WriteString("datasource:\n  prometheus: {url: \"http://127.0.0.1:9090\"}\npacks:\n")
-		for _, l := range strings.Split(block, "\n") {
-			b.WriteString("  " + l + "\n")
-		}
-		cfg, err := ParseConfig([]byte(b.String()), "paged.yaml", func(string) string { return "" })
-		if err == nil {
-			for _, p := range cfg.Packs {
-				if fe := p.Rendered.File.Errors(); len(fe) > 0 {
-					t.Fatalf("a pack that does not load was accepted: %v", fe)
-				}
-			}
-			return
-		}
-		var ce *ConfigError
-		if !errors.As(err, &ce) {
-			t.Fatalf("error %T: %v", err, err)
-		}
-		for _, p := range ce.Problems {
-			if p.File == "paged.yaml" && p.Line <= 0 {
-				t.Fatalf("problem without a position: %s", p)
-			}
 		}
 	})
 }

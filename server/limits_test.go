@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
 )
 
@@ -300,17 +301,17 @@ func TestLimitsConfig(t *testing.T) {
 		body, header int64
 		alerts       int
 	}{
-		{"", DefaultMaxRequestBodyBytes, DefaultMaxHeaderBytes, DefaultMaxAlertsPerRequest},
+		{"", config.DefaultMaxRequestBodyBytes, config.DefaultMaxHeaderBytes, config.DefaultMaxAlertsPerRequest},
 		{"{max_request_body_bytes: 512KiB, max_header_bytes: 64KiB, max_alerts_per_request: 7}", 512 << 10, 64 << 10, 7},
-		{"{max_request_body_bytes: 4MiB, max_header_bytes: 1048576}", 4 << 20, 1 << 20, DefaultMaxAlertsPerRequest},
-		{"{max_request_body_bytes: 1.5MiB, max_header_bytes: 8KB}", 3 << 19, 8 << 10, DefaultMaxAlertsPerRequest},
-		{"{max_request_body_bytes: '1000'}", 1000, DefaultMaxHeaderBytes, DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: 4MiB, max_header_bytes: 1048576}", 4 << 20, 1 << 20, config.DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: 1.5MiB, max_header_bytes: 8KB}", 3 << 19, 8 << 10, config.DefaultMaxAlertsPerRequest},
+		{"{max_request_body_bytes: '1000'}", 1000, config.DefaultMaxHeaderBytes, config.DefaultMaxAlertsPerRequest},
 	} {
 		conf := "datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\n"
 		if tc.web != "" {
 			conf += "web: " + tc.web + "\n"
 		}
-		cfg, err := ParseConfig([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
+		cfg, err := config.Parse([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
 		if err != nil {
 			t.Errorf("web %s: %v", tc.web, err)
 			continue
@@ -319,7 +320,7 @@ func TestLimitsConfig(t *testing.T) {
 		if w.MaxRequestBodyBytes != tc.body || w.MaxHeaderBytes != tc.header || w.MaxAlertsPerRequest != tc.alerts {
 			t.Errorf("web %s = body %d header %d alerts %d, want %d %d %d", tc.web, w.MaxRequestBodyBytes, w.MaxHeaderBytes, w.MaxAlertsPerRequest, tc.body, tc.header, tc.alerts)
 		}
-		red := cfg.Redacted2(t)
+		red := redacted(t, cfg)
 		for _, want := range []string{fmt.Sprintf("max_request_body_bytes: %d\n", tc.body), fmt.Sprintf("max_header_bytes: %d\n", tc.header), fmt.Sprintf("max_alerts_per_request: %d\n", tc.alerts)} {
 			if !strings.Contains(red, want) {
 				t.Errorf("redacted config lacks %q:\n%s", want, red)
@@ -489,11 +490,11 @@ func TestHostileLimitsConfig(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "r.yaml", "groups: []\n")
 	conf := "datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\n"
-	cfg, err := ParseConfig([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
+	cfg, err := config.Parse([]byte(conf), filepath.Join(dir, "paged.yaml"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := WebConfig{ReadTimeout: 30 * time.Second, IdleTimeout: 6 * time.Minute, MaxRequestBytesInFlight: 32 << 20, MaxLabelsPerAlert: 128,
+	want := config.WebConfig{ReadTimeout: 30 * time.Second, IdleTimeout: 6 * time.Minute, MaxRequestBytesInFlight: 32 << 20, MaxLabelsPerAlert: 128,
 		MaxLabelNameBytes: 1 << 10, MaxLabelValueBytes: 4 << 10, MaxRegexpSize: 4096, RegexpQueryTimeout: 10 * time.Second}
 	got := cfg.Web
 	if got.ReadTimeout != want.ReadTimeout || got.IdleTimeout != want.IdleTimeout || got.MaxRequestBytesInFlight != want.MaxRequestBytesInFlight ||
@@ -501,14 +502,14 @@ func TestHostileLimitsConfig(t *testing.T) {
 		got.MaxRegexpSize != want.MaxRegexpSize || got.RegexpQueryTimeout != want.RegexpQueryTimeout {
 		t.Errorf("defaults = %+v", got)
 	}
-	red := cfg.Redacted2(t)
+	red := redacted(t, cfg)
 	for _, line := range []string{"read_timeout: 30s", "idle_timeout: 6m", "max_request_bytes_in_flight: 33554432", "max_labels_per_alert: 128",
 		"max_label_name_bytes: 1024", "max_label_value_bytes: 4096", "max_regexp_size: 4096", "regexp_query_timeout: 10s"} {
 		if !strings.Contains(red, line+"\n") {
 			t.Errorf("redacted config lacks %q:\n%s", line, red)
 		}
 	}
-	cfg, err = ParseConfig([]byte(conf+"web: {read_timeout: 5s, idle_timeout: 1m, max_request_bytes_in_flight: 8MiB, max_labels_per_alert: 40, max_label_name_bytes: 200, max_label_value_bytes: 16KiB, max_regexp_size: 1KiB, regexp_query_timeout: 2s}\n"),
+	cfg, err = config.Parse([]byte(conf+"web: {read_timeout: 5s, idle_timeout: 1m, max_request_bytes_in_flight: 8MiB, max_labels_per_alert: 40, max_label_name_bytes: 200, max_label_value_bytes: 16KiB, max_regexp_size: 1KiB, regexp_query_timeout: 2s}\n"),
 		filepath.Join(dir, "paged.yaml"), noEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -525,7 +526,7 @@ func TestHostileLimitsConfig(t *testing.T) {
 		"{regexp_query_timeout: forever}":                         "invalid duration",
 		"{max_request_body_bytes: 64MiB, max_header_bytes: 1KiB}": "smaller than web.max_request_body_bytes (67108864 bytes)",
 	} {
-		_, err := ParseConfig([]byte(conf+"web: "+web+"\n"), filepath.Join(dir, "paged.yaml"), noEnv)
+		_, err := config.Parse([]byte(conf+"web: "+web+"\n"), filepath.Join(dir, "paged.yaml"), noEnv)
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("web %s: %v, want %q", web, err, msg)
 		}

@@ -1,16 +1,17 @@
 package server
 
 import (
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/notifier"
 )
 
 // NewNotifier is the default NotifierFactory: paged's embedded Alertmanager
 // with state under storage.path.
-func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
+func NewNotifier(cfg *config.Config, deps Deps) (Notifier, error) {
 	if cfg.NotifierConfig == nil {
 		return nil, nil
 	}
-	// No AuthToken: the server's requireToken guards /api/v2 like every
+	// No AuthToken: web's requireToken guards /api/v2 like every
 	// other route, with the token in effect (a reload rotates it) and
 	// knowing about basic auth.
 	opts := notifier.Options{
@@ -20,7 +21,7 @@ func NewNotifier(cfg *Config, deps Deps) (Notifier, error) {
 		Logger:      deps.Logger,
 		Registerer:  deps.Registerer,
 		Reporter:    deps.Reporter,
-		Cluster:     notifierCluster(cfg.Cluster),
+		Cluster:     config.NotifierCluster(cfg.Cluster),
 	}
 	if cfg.RunbookBaseURL != nil {
 		opts.RunbookBaseURL = cfg.RunbookBaseURL.String()

@@ -3,12 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 )
 
@@ -83,11 +83,11 @@ func (r *reloadStatus) failure() (engine.ReloadFailure, bool) {
 
 func (s *Server) reload() error {
 	old := s.Config()
-	cfg, err := LoadConfig(s.opts.ConfigFile, s.opts.Getenv)
+	cfg, err := config.Load(s.opts.ConfigFile, s.opts.Getenv)
 	if err != nil {
 		return err
 	}
-	cfg.useWebConfig(s.opts.WebConfigFile)
+	cfg.UseWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
 		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, the web.max_* limits, web.read_timeout and web.regexp_query_timeout)", strings.Join(changed, ", "))
 	}
@@ -112,10 +112,10 @@ func (s *Server) reload() error {
 
 // restartRequired lists the blocks that differ between two configurations
 // and that only a restart applies.
-func restartRequired(old, cfg *Config) []string {
+func restartRequired(old, cfg *config.Config) []string {
 	var out []string
 	for _, b := range restartBlocks {
-		if old.sections[b] != cfg.sections[b] {
+		if old.Section(b) != cfg.Section(b) {
 			out = append(out, b)
 		}
 	}
@@ -142,24 +142,4 @@ func restartRequired(old, cfg *Config) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// handleReload is POST /-/reload: 200 when the new configuration runs,
-// 400 when it is invalid (the old one keeps running), 500 when applying it
-// failed.
-func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	err := s.Reload()
-	if err == nil {
-		fmt.Fprintln(w, "configuration reloaded")
-		return
-	}
-	s.logger.Error("reload failed", "err", err)
-	code := http.StatusInternalServerError
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		code = http.StatusBadRequest
-	}
-	w.WriteHeader(code)
-	fmt.Fprintln(w, err.Error())
 }

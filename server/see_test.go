@@ -60,6 +60,13 @@ type generatorSink struct {
 	}
 }
 
+// The alerts page's Source column.
+const (
+	sourceRule    = "rule"
+	sourceBuiltin = "built-in"
+	sourceAPI     = "api"
+)
+
 func (s *generatorSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	var p struct {

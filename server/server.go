@@ -14,13 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/internal/durable"
+	"github.com/pagedhq/paged/web"
 )
 
 // Options configures the daemon. Only ConfigFile is required.
@@ -39,7 +39,7 @@ type Options struct {
 	Reload <-chan struct{}
 	// Runbooks, when set, is served at /runbooks/ instead of
 	// web.runbooks_dir. Without either, paged serves the runbooks built
-	// into the binary (BuiltinRunbooks).
+	// into the binary (web.BuiltinRunbooks).
 	Runbooks fs.FS
 	// NewEngine builds the engine; DefaultEngineFactory when nil.
 	NewEngine EngineFactory
@@ -69,18 +69,11 @@ type Server struct {
 	eng      Engine
 	notifier Notifier // nil without a notifier block
 
-	// inFlight holds the request bodies' share of
-	// web.max_request_bytes_in_flight; regexps runs the API requests
-	// that match regular expressions one at a time.
-	inFlight bytesInFlight
-	regexps  chan struct{}
+	web *web.Handler
 
 	reloadMu sync.Mutex // one reload at a time
 	reloads  reloadStatus
-	cfg      atomic.Pointer[Config]
-	// webConfig is the web configuration file Serve hands to
-	// exporter-toolkit; "" serves plain HTTP.
-	webConfig string
+	cfg      atomic.Pointer[config.Config]
 }
 
 // New loads the configuration and builds the engine and the notifier. It
@@ -108,22 +101,18 @@ func New(opts Options) (*Server, error) {
 		opts.ShutdownTimeout = 10 * time.Second
 	}
 	if opts.WebConfigFile != "" {
-		if err := ValidateWebConfig(opts.WebConfigFile); err != nil {
+		if err := config.ValidateWebConfig(opts.WebConfigFile); err != nil {
 			return nil, err
 		}
 	}
-	cfg, err := LoadConfig(opts.ConfigFile, opts.Getenv)
+	cfg, err := config.Load(opts.ConfigFile, opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	cfg.useWebConfig(opts.WebConfigFile)
+	cfg.UseWebConfig(opts.WebConfigFile)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg), webConfig: cfg.Web.ConfigFile, regexps: make(chan struct{}, 1)}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "paged_http_request_bytes_in_flight",
-		Help: "Bytes of request bodies held in memory now, bounded by web.max_request_bytes_in_flight.",
-	}, func() float64 { return float64(s.inFlight.load()) }))
+	s := &Server{opts: opts, logger: opts.Logger, registry: reg, metrics: newMetrics(reg)}
 	s.cfg.Store(cfg)
 
 	// One reporter for every state file under storage.path.
@@ -152,12 +141,25 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load rules: %w", err)
 	}
 	s.eng = eng
+	s.web, err = web.New(web.Options{
+		Config:        s.Config,
+		Engine:        eng,
+		Notifier:      s.notifier,
+		Reload:        s.Reload,
+		Registry:      reg,
+		Runbooks:      opts.Runbooks,
+		WebConfigFile: cfg.Web.ConfigFile,
+		Logger:        opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.metrics.reloadSuccess(time.Now())
 	return s, nil
 }
 
 // Config returns the configuration in effect.
-func (s *Server) Config() *Config { return s.cfg.Load() }
+func (s *Server) Config() *config.Config { return s.cfg.Load() }
 
 func (s *Server) engine() Engine { return s.eng }
 
@@ -165,33 +167,7 @@ func (s *Server) engine() Engine { return s.eng }
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
 // Handler returns the HTTP API.
-func (s *Server) Handler() http.Handler {
-	r := chi.NewRouter()
-	r.Use(s.bodyDeadline)
-	r.Use(s.requireToken)
-	r.Use(s.limitRequests)
-	r.Get("/-/healthy", s.handleHealthy)
-	r.Head("/-/healthy", s.handleHealthy)
-	r.Get("/-/ready", s.handleReady)
-	r.Head("/-/ready", s.handleReady)
-	r.Post("/-/reload", s.handleReload)
-	r.Put("/-/reload", s.handleReload)
-	r.Get("/api/v1/rules", s.handleRules)
-	r.Get("/api/v1/alerts", s.handleAlerts)
-	r.Get("/api/v1/status/config", s.handleStatusConfig)
-	r.Get("/api/v1/targets", s.handleTargets)
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
-	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
-	r.Get("/runbooks/*", s.handleRunbook)
-	s.mountUI(r) // web UI: / and /ui/app.js
-	r.Get("/graph", s.handleGraph)
-	r.Get("/status", s.handleStatus)
-	s.mountPromAPI(r) // embedded mode: Prometheus's query API
-	if s.notifier != nil {
-		r.Mount("/api/v2", s.limitAPI(s.notifier.APIHandler()))
-	}
-	return r
-}
+func (s *Server) Handler() http.Handler { return s.web }
 
 // Serve runs the engine, the notifier and the HTTP server on ln until ctx
 // is cancelled, then shuts them down gracefully. A nil ln listens on
@@ -239,7 +215,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := s.serveHTTP(srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.web.Serve(srv, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()

@@ -17,6 +17,8 @@ import (
 
 	"github.com/pagedhq/paged/internal/testbin"
 	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/config"
 )
 
 const basicRules = `groups:
@@ -160,7 +162,7 @@ func TestReloadSwapsRules(t *testing.T) {
 			t.Errorf("basic group lost its state across reload: %+v", after)
 		}
 	}
-	if !strings.Contains(ts.Config().Redacted2(t), "rules/*.rules.yaml") {
+	if !strings.Contains(redacted(t, ts.Config()), "rules/*.rules.yaml") {
 		t.Errorf("config in effect was not swapped")
 	}
 	code, body := ts.do(t, http.MethodGet, "/metrics", nil)
@@ -537,8 +539,8 @@ func grepLines(s, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// Redacted2 is Redacted for tests: it fails the test on error.
-func (c *Config) Redacted2(t *testing.T) string {
+// redacted is cfg.Redacted for tests: it fails the test on error.
+func redacted(t *testing.T, c *config.Config) string {
 	t.Helper()
 	y, err := c.Redacted()
 	if err != nil {
@@ -546,3 +548,8 @@ func (c *Config) Redacted2(t *testing.T) string {
 	}
 	return y
 }
+
+func noEnv(string) string { return "" }
+
+// writeFile writes a file of a test's configuration under dir.
+var writeFile = testbin.WriteFile

@@ -22,6 +22,8 @@ import (
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
 	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/config"
 )
 
 const uiRules = `groups:
@@ -220,22 +222,6 @@ func TestUIOverview(t *testing.T) {
 	}
 }
 
-func TestUIRunbookBaseURL(t *testing.T) {
-	ts := newUIServer(t, "runbook_base_url: https://wiki.example/runbooks\n", uiRules)
-	for ref, want := range map[string]string{
-		"vllm/VLLMKVCacheSaturated":      "https://wiki.example/runbooks/vllm/VLLMKVCacheSaturated",
-		"/vllm/X.md#confirm":             "https://wiki.example/runbooks/vllm/X.md#confirm",
-		"https://other.example/a":        "https://other.example/a",
-		"javascript:alert(document.URL)": "",
-		"data:text/html,hi":              "",
-		"  ":                             "",
-	} {
-		if got := ts.uiRunbookLink(ref); got != want {
-			t.Errorf("runbook %q -> %q, want %q", ref, got, want)
-		}
-	}
-}
-
 // Labels and annotations are user data: they render as text.
 func TestUIEscapesUserData(t *testing.T) {
 	hostile := `groups:
@@ -347,7 +333,7 @@ func TestUINotifierWithoutSilenceAPI(t *testing.T) {
 		ConfigFile:  filepath.Join(dir, "paged.yaml"),
 		Getenv:      noEnv,
 		NewEngine:   managerFactory(t, &eng),
-		NewNotifier: func(*Config, Deps) (Notifier, error) { return apilessNotifier{}, nil },
+		NewNotifier: func(*config.Config, Deps) (Notifier, error) { return apilessNotifier{}, nil },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
 )
 
@@ -158,7 +159,7 @@ func TestWebConfigFileProblems(t *testing.T) {
 			if tc.web != "" {
 				writeFile(t, dir, "web.yml", tc.web)
 			}
-			_, err := ParseConfig([]byte("datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\nweb:\n  config_file: web.yml\n"), filepath.Join(dir, "paged.yaml"), noEnv)
+			_, err := config.Parse([]byte("datasource: {prometheus: {url: 'http://127.0.0.1:9090'}}\nrule_files: [r.yaml]\nweb:\n  config_file: web.yml\n"), filepath.Join(dir, "paged.yaml"), noEnv)
 			if err == nil || !strings.Contains(err.Error(), "paged.yaml:4:16: web.config_file: invalid web configuration file "+filepath.Join(dir, "web.yml")+": ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want the position, the file and %q", err, tc.want)
 			}

@@ -14,10 +14,10 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/tsdb"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/rules"
-	"github.com/pagedhq/paged/server"
 )
 
 // backtestCmd is `paged backtest`: replay the alert rules of paged.yaml
@@ -61,9 +61,9 @@ func (c *backtestCmd) Run(e *env) error {
 	if c.MaxPoints <= 0 || c.Parallel <= 0 {
 		return usageError("--max-points and --parallel must be positive")
 	}
-	cfg, err := server.LoadConfig(c.Config, e.getenv)
+	cfg, err := config.Load(c.Config, e.getenv)
 	if err != nil {
-		var ce *server.ConfigError
+		var ce *config.Error
 		if errors.As(err, &ce) {
 			for _, p := range ce.Problems {
 				fmt.Fprintln(e.stderr, p.String())
@@ -94,7 +94,7 @@ func (c *backtestCmd) Run(e *env) error {
 		Grouping:           backtest.Grouping{GroupWait: c.GroupWait, GroupInterval: c.GroupInt, RepeatInterval: c.Repeat},
 		Charts:             c.Report != "",
 	}
-	if cfg.Datasource.Type == server.DatasourceEmbedded {
+	if cfg.Datasource.Type == config.DatasourceEmbedded {
 		opts.Parallel = 1 // the read-only TSDB supports no concurrent use
 	}
 	if cfg.Global.ExternalURL != nil {
@@ -140,7 +140,7 @@ func (c *backtestCmd) Run(e *env) error {
 
 // packFiles are the packs of the configuration, overrides applied, as
 // the engine loads them.
-func packFiles(cfg *server.Config) []*rules.File {
+func packFiles(cfg *config.Config) []*rules.File {
 	out := make([]*rules.File, 0, len(cfg.Packs))
 	for _, pc := range cfg.Packs {
 		out = append(out, pc.Rendered.File)
@@ -151,8 +151,8 @@ func packFiles(cfg *server.Config) []*rules.File {
 // backtestSource is the configured datasource as a range-query source: the
 // remote API, or the embedded TSDB opened read-only (a running paged may
 // keep writing to it).
-func backtestSource(cfg *server.Config) (backtest.Source, func(), error) {
-	if cfg.Datasource.Type == server.DatasourceEmbedded {
+func backtestSource(cfg *config.Config) (backtest.Source, func(), error) {
+	if cfg.Datasource.Type == config.DatasourceEmbedded {
 		dir := filepath.Join(cfg.Storage.Path, "metrics")
 		if _, err := os.Stat(dir); err != nil {
 			return nil, nil, fmt.Errorf("embedded TSDB: %w", err)

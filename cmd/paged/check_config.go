@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
-	"github.com/pagedhq/paged/server"
 )
 
 // checkConfigCmd validates paged.yaml: every key, type, URL, duration,
@@ -17,9 +17,9 @@ type checkConfigCmd struct {
 }
 
 func (c *checkConfigCmd) Run(e *env) error {
-	cfg, err := server.LoadConfig(c.File, e.getenv)
+	cfg, err := config.Load(c.File, e.getenv)
 	if err != nil {
-		var ce *server.ConfigError
+		var ce *config.Error
 		if errors.As(err, &ce) {
 			for _, p := range ce.Problems {
 				fmt.Fprintln(e.stdout, p.String())

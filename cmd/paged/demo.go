@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/demo"
-	"github.com/pagedhq/paged/server"
 )
 
 // demoCmd runs the self-contained demo (package demo).
@@ -50,7 +50,7 @@ func (c *demoCmd) Run(e *env) error {
 	if errors.As(err, &incomplete) || errors.Is(err, context.Canceled) {
 		return problems() // interrupted, or the summary already says what is missing
 	}
-	var ce *server.ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		for _, p := range ce.Problems {
 			fmt.Fprintln(e.stderr, p.String())

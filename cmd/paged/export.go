@@ -11,8 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/packs"
-	"github.com/pagedhq/paged/server"
+	"github.com/pagedhq/paged/web"
 )
 
 // exportCmd is `paged export`: the packs, overrides applied, for a
@@ -146,7 +147,7 @@ func (c *exportCmd) writePacks(e *env, rendered []*packs.Rendered, eo packs.Expo
 // writeRunbooks writes the built-in runbooks that the packs' alerts link
 // to.
 func (c *exportCmd) writeRunbooks(e *env, rendered []*packs.Rendered) error {
-	src := server.BuiltinRunbooks()
+	src := web.BuiltinRunbooks()
 	var paths []string
 	for _, r := range rendered {
 		for _, g := range r.File.Groups {
@@ -166,7 +167,7 @@ func (c *exportCmd) writeRunbooks(e *env, rendered []*packs.Rendered) error {
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
-	written, err := server.WriteRunbookSite(c.Runbooks, src, paths)
+	written, err := web.WriteRunbookSite(c.Runbooks, src, paths)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("export --runbooks: %w", err)}
 	}
@@ -176,7 +177,7 @@ func (c *exportCmd) writeRunbooks(e *env, rendered []*packs.Rendered) error {
 
 // configRunbookBase is where a configuration's relative runbook links
 // point: runbook_base_url, or paged's own /runbooks/.
-func configRunbookBase(cfg *server.Config) *url.URL {
+func configRunbookBase(cfg *config.Config) *url.URL {
 	if cfg.RunbookBaseURL != nil {
 		return cfg.RunbookBaseURL
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/common/model"
 	yamlv2 "go.yaml.in/yaml/v2"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/discover"
 	"github.com/pagedhq/paged/engine"
-	"github.com/pagedhq/paged/server"
 )
 
 // initCmd is `paged init`: it asks a Prometheus (or scrapes targets) which
@@ -68,7 +68,7 @@ func (c *initCmd) run(e *env) error {
 	}
 	var httpYAML []byte
 	if c.HTTPConfig != "" {
-		hc, err := server.LoadHTTPClientConfig(c.HTTPConfig, e.getenv)
+		hc, err := config.LoadHTTPClientConfig(c.HTTPConfig, e.getenv)
 		if err != nil {
 			return &exitError{Code: exitUsage, Err: err}
 		}
@@ -132,7 +132,7 @@ func (c *initCmd) run(e *env) error {
 	}
 
 	var timeout time.Duration // the default is not written
-	if c.Timeout != server.DefaultDatasourceTimeout {
+	if c.Timeout != config.DefaultDatasourceTimeout {
 		timeout = c.Timeout
 	}
 	content, err := inv.Config(discover.ConfigOptions{
@@ -140,7 +140,7 @@ func (c *initCmd) run(e *env) error {
 		PrometheusURL: c.Prometheus,
 		Timeout:       timeout,
 		HTTPConfig:    httpYAML,
-		NoSeriesAfter: server.DefaultNoSeriesAfter,
+		NoSeriesAfter: config.DefaultNoSeriesAfter,
 		File:          filepath.Base(c.Output),
 		Now:           now,
 	})
@@ -148,7 +148,7 @@ func (c *initCmd) run(e *env) error {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("init: %w", err)}
 	}
 	// Never write a file paged itself would refuse.
-	if _, err := server.ParseConfig(content, c.Output, e.getenv); err != nil {
+	if _, err := config.Parse(content, c.Output, e.getenv); err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("init: the configuration written for these servers does not load, which is a bug in paged init; nothing written:\n%w", err)}
 	}
 	if err := writeNew(c.Output, content, c.Force); err != nil {

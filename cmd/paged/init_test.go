@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
-	"github.com/pagedhq/paged/server"
 	"github.com/pagedhq/paged/simulator"
 )
 
@@ -99,7 +99,7 @@ scrape_configs:
 	}
 
 	// The file loads, with exactly those packs and selectors.
-	cfg, err := server.LoadConfig(out, func(string) string { return "" })
+	cfg, err := config.Load(out, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("written file does not load: %v", err)
 	}
@@ -110,7 +110,7 @@ scrape_configs:
 	if strings.Join(got, "; ") != `vllm {job="vllm-prod"}; tgi {job="tgi"}` {
 		t.Errorf("packs %q", got)
 	}
-	if cfg.Datasource.Type != server.DatasourcePrometheus || cfg.Datasource.Prometheus.URL.String() != prom.URL || cfg.Global.NoSeriesAfter != 30*time.Minute {
+	if cfg.Datasource.Type != config.DatasourcePrometheus || cfg.Datasource.Prometheus.URL.String() != prom.URL || cfg.Global.NoSeriesAfter != 30*time.Minute {
 		t.Errorf("datasource %+v, no_series_after %v", cfg.Datasource, cfg.Global.NoSeriesAfter)
 	}
 	if code, stdout, _ := runMain("check-config", out); code != 0 || !strings.Contains(stdout, "valid (0 rule files, 2 packs") {
@@ -126,7 +126,7 @@ scrape_configs:
 	if code, stdout, stderr := runMain("init", "--prometheus", prom.URL, "--http-config", httpFile, "-o", withHTTP); code != 0 {
 		t.Fatalf("--http-config: exit %d\n%s%s", code, stdout, stderr)
 	}
-	tcfg, err := server.LoadConfig(withHTTP, func(string) string { return "" })
+	tcfg, err := config.Load(withHTTP, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("written file does not load: %v", err)
 	}
@@ -173,14 +173,14 @@ func TestInitScrape(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^  \S+ \S+: .* matches no series`).FindAllString(stdout, -1); len(m) != 1 {
 		t.Errorf("want exactly the sleep-state selector of VLLMEngineAsleepWithRequestsWaiting reported, got %q", m)
 	}
-	cfg, err := server.LoadConfig(out, func(string) string { return "" })
+	cfg, err := config.Load(out, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("written file does not load: %v", err)
 	}
 	e := cfg.Datasource.Embedded
-	if cfg.Datasource.Type != server.DatasourceEmbedded || len(e.ScrapeConfigs) != 2 ||
-		e.ScrapeConfigs[0].JobName != "vllm" || strings.Join(server.StaticTargets(e.ScrapeConfigs[0]), ",") != hostPort(vllm) ||
-		e.ScrapeConfigs[1].JobName != "tgi" || strings.Join(server.StaticTargets(e.ScrapeConfigs[1]), ",") != hostPort(tgi) {
+	if cfg.Datasource.Type != config.DatasourceEmbedded || len(e.ScrapeConfigs) != 2 ||
+		e.ScrapeConfigs[0].JobName != "vllm" || strings.Join(config.StaticTargets(e.ScrapeConfigs[0]), ",") != hostPort(vllm) ||
+		e.ScrapeConfigs[1].JobName != "tgi" || strings.Join(config.StaticTargets(e.ScrapeConfigs[1]), ",") != hostPort(tgi) {
 		t.Errorf("embedded datasource %+v", e)
 	}
 	if len(cfg.Packs) != 2 || cfg.Packs[0].Overrides.Selector != `{job="vllm"}` || cfg.Packs[1].Overrides.Selector != `{job="tgi"}` {
@@ -213,7 +213,7 @@ func checkNotifierStub(t *testing.T, file string) {
 	os.WriteFile(filepath.Join(dir, "secrets", "slack-bot-token"), []byte("xoxb-test\n"), 0o600)
 	stub := filepath.Join(dir, "stub.yaml")
 	os.WriteFile(stub, []byte(text[:i]+strings.Join(lines, "\n")), 0o644)
-	cfg, err := server.LoadConfig(stub, func(string) string { return "" })
+	cfg, err := config.Load(stub, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("the notifier stub, uncommented, does not load: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/pagedhq/paged/server"
+	"github.com/pagedhq/paged/config"
 )
 
 // TestMain lets testscript run paged as a command inside the test binary.
@@ -40,7 +40,7 @@ func TestScripts(t *testing.T) {
 		// paged_all_discovery (every Prometheus discovery mechanism).
 		Condition: func(cond string) (bool, error) {
 			if cond == "alldiscovery" {
-				return server.DiscoveryBuild == "all", nil
+				return config.DiscoveryBuild == "all", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/notifier"
-	"github.com/pagedhq/paged/server"
 )
 
 // notifyTestCmd sends a sample alert to every integration of one receiver,
@@ -18,9 +18,9 @@ type notifyTestCmd struct {
 }
 
 func (c *notifyTestCmd) Run(e *env) error {
-	cfg, err := server.LoadConfig(c.Config, e.getenv)
+	cfg, err := config.Load(c.Config, e.getenv)
 	if err != nil {
-		var ce *server.ConfigError
+		var ce *config.Error
 		if errors.As(err, &ce) {
 			for _, p := range ce.Problems {
 				fmt.Fprintln(e.stderr, p.String())

@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/packs"
-	"github.com/pagedhq/paged/server"
 )
 
 // packsCmd is `paged packs`: the rule packs built into paged.
@@ -247,12 +247,12 @@ func flagErrors(p *packs.Pack, err error) []error {
 
 // loadConfig loads paged.yaml; its problems are printed with their
 // positions on stderr and make paged exit 1.
-func loadConfig(e *env, path string) (*server.Config, error) {
-	cfg, err := server.LoadConfig(path, e.getenv)
+func loadConfig(e *env, path string) (*config.Config, error) {
+	cfg, err := config.Load(path, e.getenv)
 	if err == nil {
 		return cfg, nil
 	}
-	var ce *server.ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		for _, p := range ce.Problems {
 			fmt.Fprintln(e.stderr, p.String())

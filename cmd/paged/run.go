@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/server"
 )
@@ -37,7 +38,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 
 	if c.WebConfig != "" {
-		if err := server.ValidateWebConfig(c.WebConfig); err != nil {
+		if err := config.ValidateWebConfig(c.WebConfig); err != nil {
 			return usageError("--web.config.file: %v", err)
 		}
 	}
@@ -74,7 +75,7 @@ func (c *runCmd) Run(e *env) error {
 	if err == nil {
 		return nil
 	}
-	var ce *server.ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		for _, p := range ce.Problems {
 			fmt.Fprintln(e.stderr, p.String())

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/pagedhq/paged/server"
+	"github.com/pagedhq/paged/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -25,10 +25,10 @@ func (c *versionCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "paged %s%s %s/%s %s\n", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	// Which build this is matters to a scrape config (docs/embedded.md).
-	if server.DiscoveryBuild == "all" {
+	if config.DiscoveryBuild == "all" {
 		fmt.Fprintln(e.stdout, "discovery: every Prometheus mechanism (paged-full, -tags paged_all_discovery)")
 	} else {
-		fmt.Fprintf(e.stdout, "discovery: %s (the others are in paged-full, -tags paged_all_discovery)\n", strings.Join(server.BuiltinDiscovery(), ", "))
+		fmt.Fprintf(e.stdout, "discovery: %s (the others are in paged-full, -tags paged_all_discovery)\n", strings.Join(config.BuiltinDiscovery(), ", "))
 	}
 	return nil
 }
