@@ -232,3 +232,12 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("idle connection closed after %v, want after web.idle_timeout (1s)", d)
 	}
 }
+
+// uiNotifier gives the test server an embedded notifier, so that
+// /api/v2/silences exists.
+const uiNotifier = `
+storage: {path: data}
+notifier:
+  route: {receiver: devnull}
+  receivers: [{name: devnull}]
+`

@@ -55,15 +55,6 @@ func configWith(ruleFiles string) string {
 
 var writeFile = testbin.WriteFile
 
-// uiNotifier is a notifier block with one receiver that drops, so that
-// /api/v2/silences exists.
-const uiNotifier = `
-storage: {path: data}
-notifier:
-  route: {receiver: devnull}
-  receivers: [{name: devnull}]
-`
-
 type syncBuffer = testbin.SyncBuffer
 
 func noEnv(string) string { return "" }
