@@ -109,6 +109,12 @@ func (e *managerEngine) Ready() (bool, string) {
 	return e.ready, e.reason
 }
 
+func (e *managerEngine) setReady(ok bool, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ready, e.reason = ok, reason
+}
+
 // testServer is the HTTP surface over a managerEngine and, with a
 // notifier block, the real notifier, configured from paged.yaml in a temp
 // dir.
