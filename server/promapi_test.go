@@ -182,32 +182,3 @@ func vectorMetrics(v model.Vector) []string {
 	slices.Sort(out)
 	return out
 }
-
-// In remote mode paged does not pretend to be a TSDB: the query API is
-// the datasource's.
-func TestPromAPIRemoteModeAbsent(t *testing.T) {
-	ts := newTestServer(t, configWith("rules/ui.rules.yaml"), map[string]string{"rules/ui.rules.yaml": uiRules}, nil)
-	if code, _ := ts.do(t, http.MethodGet, "/api/v1/query?query=up", nil); code != http.StatusNotFound {
-		t.Errorf("/api/v1/query in remote mode = %d, want 404", code)
-	}
-}
-
-const uiRules = `groups:
-  - name: vllm
-    interval: 1s
-    rules:
-      - alert: VLLMKVCacheSaturated
-        expr: vector(0.97) > 0.9
-        labels: {severity: critical, server: vllm, instance: "10.0.3.7:8000"}
-        annotations:
-          summary: "KV cache at {{ $value }} on 10.0.3.7:8000"
-          description: "Requests will queue and be preempted."
-          runbook_url: vllm/VLLMKVCacheSaturated
-      - alert: VLLMQueueBacklog
-        expr: vector(1)
-        for: 1h
-        labels: {severity: warning, server: vllm}
-        annotations: {summary: "queue is long", runbook_url: "https://runbooks.example/queue"}
-      - record: vllm:kv:ratio
-        expr: vector(0.97)
-`
