@@ -133,12 +133,15 @@ type testServer struct {
 }
 
 // newTestServer writes config and files into a temp dir and builds the
-// HTTP surface over them (opts' Runbooks and WebConfigFile are kept).
+// HTTP surface over them, with env for ${VAR}s.
 func newTestServer(t testing.TB, config string, files map[string]string, env map[string]string) *testServer {
 	t.Helper()
 	return newWebServer(t, config, files, func(k string) string { return env[k] }, Options{})
 }
 
+// newWebServer is newTestServer with opts: their Notifier (without a
+// notifier block), Runbooks and WebConfigFile (paged run's
+// --web.config.file, which wins over web.config_file) are kept.
 func newWebServer(t testing.TB, text string, files map[string]string, getenv func(string) string, opts Options) *testServer {
 	t.Helper()
 	dir := t.TempDir()
