@@ -93,9 +93,3 @@ func (e *managerEngine) Ready() (bool, string) {
 	defer e.mu.Unlock()
 	return e.ready, e.reason
 }
-
-func (e *managerEngine) setReady(ok bool, reason string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ready, e.reason = ok, reason
-}
