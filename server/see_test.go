@@ -141,10 +141,10 @@ func getBody(t *testing.T, u string) (int, string) {
 // alertRows returns the alerts page's rows by alert name: state and source.
 func alertRows(t *testing.T, dom string) map[string][2]string {
 	t.Helper()
-	doc := parseHTML(t, dom)
+	doc := testbin.ParseHTML(t, dom)
 	out := map[string][2]string{}
-	for _, tr := range findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "alert") }) {
-		out[attr(tr, "data-alertname")] = [2]string{attr(tr, "data-state"), attr(tr, "data-source")}
+	for _, tr := range testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "alert") }) {
+		out[testbin.Attr(tr, "data-alertname")] = [2]string{testbin.Attr(tr, "data-state"), testbin.Attr(tr, "data-source")}
 	}
 	return out
 }
@@ -298,12 +298,12 @@ func TestSeeRemoteMode(t *testing.T) {
 
 	// A silence made from the row's Silence link hides it as silenced.
 	_, page = getBody(t, base+"/?filter="+url.QueryEscape(`{alertname="ExternalGPUHot"}`))
-	doc := parseHTML(t, page)
-	links := findAll(doc, func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "silence") })
+	doc := testbin.ParseHTML(t, page)
+	links := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "a" && testbin.HasClass(n, "silence") })
 	if len(links) != 1 {
 		t.Fatalf("silence links = %d, want the row's", len(links))
 	}
-	href, _ := url.Parse(strings.TrimPrefix(attr(links[0], "href"), "#"))
+	href, _ := url.Parse(strings.TrimPrefix(testbin.Attr(links[0], "href"), "#"))
 	ms, err := amlabels.ParseMatchers(href.Query().Get("filter"))
 	if err != nil {
 		t.Fatalf("row's silence filter %q: %v", href.Query().Get("filter"), err)
@@ -348,11 +348,11 @@ func TestSeeRemoteMode(t *testing.T) {
 
 	// The status page tells why.
 	_, st := getBody(t, base+"/status")
-	doc = parseHTML(t, st)
-	if ds := text(findByID(doc, "datasource")); !strings.Contains(ds, "down since") || !strings.Contains(ds, "connection refused") || !strings.Contains(ds, prom.URL) {
+	doc = testbin.ParseHTML(t, st)
+	if ds := testbin.Text(testbin.FindByID(doc, "datasource")); !strings.Contains(ds, "down since") || !strings.Contains(ds, "connection refused") || !strings.Contains(ds, prom.URL) {
 		t.Errorf("status page's datasource = %q", ds)
 	}
-	if rf := text(findByID(doc, "rule-files")); !strings.Contains(rf, "see.rules.yaml") {
+	if rf := testbin.Text(testbin.FindByID(doc, "rule-files")); !strings.Contains(rf, "see.rules.yaml") {
 		t.Errorf("status page's rule files = %q", rf)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagedhq/paged/internal/testbin"
 	"golang.org/x/net/html"
 )
 
@@ -50,20 +51,20 @@ func TestRunbookPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	// GFM tables render as tables.
-	if cells := findAll(findByID(doc, "runbook"), func(n *html.Node) bool { return n.Data == "td" }); len(cells) != 2 || text(cells[1]) != "ratio" {
+	if cells := testbin.FindAll(testbin.FindByID(doc, "runbook"), func(n *html.Node) bool { return n.Data == "td" }); len(cells) != 2 || testbin.Text(cells[1]) != "ratio" {
 		t.Errorf("table cells = %d, want the GFM table rendered:\n%s", len(cells), body)
 	}
 	// Links to other runbooks lead to their pages, which are HTML too.
 	base, _ := url.Parse("http://paged.test/runbooks/vllm/VLLMKVCacheSaturated")
 	var followed []string
-	for _, a := range findAll(findByID(doc, "runbook"), func(n *html.Node) bool { return n.Data == "a" }) {
-		u, err := base.Parse(attr(a, "href"))
+	for _, a := range testbin.FindAll(testbin.FindByID(doc, "runbook"), func(n *html.Node) bool { return n.Data == "a" }) {
+		u, err := base.Parse(testbin.Attr(a, "href"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		code, page := ts.do(t, http.MethodGet, u.RequestURI(), browser)
 		if code != 200 || !strings.Contains(page, "<h1 id=") || !strings.Contains(page, "<html") {
-			t.Errorf("runbook link %s -> %s = %d, want an HTML page:\n%s", attr(a, "href"), u.Path, code, page)
+			t.Errorf("runbook link %s -> %s = %d, want an HTML page:\n%s", testbin.Attr(a, "href"), u.Path, code, page)
 		}
 		followed = append(followed, u.Path+"#"+u.Fragment)
 	}
@@ -72,12 +73,12 @@ func TestRunbookPages(t *testing.T) {
 	}
 
 	// The page lists the alert's current instances, with their links.
-	inst := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "instance") })
-	if len(inst) != 1 || !strings.Contains(text(inst[0]), `instance="10.0.3.7:8000"`) || !strings.Contains(text(inst[0]), "firing") {
+	inst := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "instance") })
+	if len(inst) != 1 || !strings.Contains(testbin.Text(inst[0]), `instance="10.0.3.7:8000"`) || !strings.Contains(testbin.Text(inst[0]), "firing") {
 		t.Fatalf("instances = %d, want the firing VLLMKVCacheSaturated:\n%s", len(inst), body)
 	}
-	sl := findAll(inst[0], func(n *html.Node) bool { return hasClass(n, "silence") })
-	if len(sl) != 1 || !strings.HasPrefix(attr(sl[0], "href"), "../../#/silences/new?filter=") {
+	sl := testbin.FindAll(inst[0], func(n *html.Node) bool { return testbin.HasClass(n, "silence") })
+	if len(sl) != 1 || !strings.HasPrefix(testbin.Attr(sl[0], "href"), "../../#/silences/new?filter=") {
 		t.Errorf("instance silence link = %v", sl)
 	}
 	// A runbook without a current alert says so.
@@ -110,11 +111,11 @@ func TestRunbookPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rawLinks := findAll(pdoc, func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "raw") })
-	if len(rawLinks) != 1 || attr(rawLinks[0], "href") != "VLLMKVCacheSaturated.md?raw" {
+	rawLinks := testbin.FindAll(pdoc, func(n *html.Node) bool { return n.Data == "a" && testbin.HasClass(n, "raw") })
+	if len(rawLinks) != 1 || testbin.Attr(rawLinks[0], "href") != "VLLMKVCacheSaturated.md?raw" {
 		t.Fatalf("markdown source link = %v, want one to VLLMKVCacheSaturated.md?raw", rawLinks)
 	}
-	src, _ := base.Parse(attr(rawLinks[0], "href"))
+	src, _ := base.Parse(testbin.Attr(rawLinks[0], "href"))
 	if code, raw := ts.do(t, http.MethodGet, src.RequestURI(), browser); code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
 		t.Errorf("%s in a browser = %d %.40q, want the markdown", src.RequestURI(), code, raw)
 	}
@@ -126,11 +127,4 @@ func TestRunbookPages(t *testing.T) {
 	if code, _ := ts.do(t, http.MethodGet, "/runbooks/vllm/%00", browser); code < 400 || code >= 500 {
 		t.Errorf("bad runbook path = %d, want 4xx", code)
 	}
-}
-
-func findByID(root *html.Node, id string) *html.Node {
-	if n := findAll(root, func(n *html.Node) bool { return attr(n, "id") == id }); len(n) > 0 {
-		return n[0]
-	}
-	return &html.Node{Type: html.DocumentNode}
 }

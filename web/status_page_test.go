@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pagedhq/paged/internal/testbin"
 )
 
 func TestStatusPage(t *testing.T) {
@@ -19,23 +21,23 @@ packs: [{name: vllm}]
 	if code != http.StatusOK {
 		t.Fatalf("/status = %d", code)
 	}
-	doc := parseHTML(t, body)
-	if p := text(findByID(doc, "packs")); !strings.Contains(p, "vllm") || !strings.Contains(p, "pack:vllm") {
+	doc := testbin.ParseHTML(t, body)
+	if p := testbin.Text(testbin.FindByID(doc, "packs")); !strings.Contains(p, "vllm") || !strings.Contains(p, "pack:vllm") {
 		t.Errorf("packs = %q", p)
 	}
-	if rf := text(findByID(doc, "rule-files")); !strings.Contains(rf, "ui.rules.yaml") {
+	if rf := testbin.Text(testbin.FindByID(doc, "rule-files")); !strings.Contains(rf, "ui.rules.yaml") {
 		t.Errorf("rule files = %q", rf)
 	}
-	if c := text(findByID(doc, "config")); !strings.Contains(c, "basic_auth") || !strings.Contains(c, "<secret>") {
+	if c := testbin.Text(testbin.FindByID(doc, "config")); !strings.Contains(c, "basic_auth") || !strings.Contains(c, "<secret>") {
 		t.Errorf("configuration = %q, want it with the password redacted", c)
 	}
 	if strings.Contains(body, "s3cret-pass") {
 		t.Errorf("the status page shows a secret")
 	}
-	if b := text(findByID(doc, "build")); !strings.Contains(b, "go1.") {
+	if b := testbin.Text(testbin.FindByID(doc, "build")); !strings.Contains(b, "go1.") {
 		t.Errorf("build = %q", b)
 	}
-	if c := text(findByID(doc, "cluster")); !strings.Contains(c, "disabled") {
+	if c := testbin.Text(testbin.FindByID(doc, "cluster")); !strings.Contains(c, "disabled") {
 		t.Errorf("cluster = %q", c)
 	}
 }

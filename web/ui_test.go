@@ -123,30 +123,30 @@ func TestUIOverview(t *testing.T) {
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("no restrictive Content-Security-Policy: %q", csp)
 	}
-	doc := parseHTML(t, body)
+	doc := testbin.ParseHTML(t, body)
 
-	alerts := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "alert") })
+	alerts := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "alert") })
 	var names []string
 	for _, a := range alerts {
-		names = append(names, attr(a, "data-alertname"))
+		names = append(names, testbin.Attr(a, "data-alertname"))
 	}
 	// Firing before pending.
 	if !slices.Equal(names, []string{"VLLMKVCacheSaturated", "VLLMQueueBacklog"}) {
 		t.Fatalf("alert rows = %v, want the firing then the pending alert", names)
 	}
-	kv := text(alerts[0])
+	kv := testbin.Text(alerts[0])
 	for _, want := range []string{"firing", "stale", "critical", "KV cache at 0.97 on 10.0.3.7:8000", "Requests will queue", "value 0.97", `instance="10.0.3.7:8000"`, `server="vllm"`} {
 		if !strings.Contains(kv, want) {
 			t.Errorf("firing alert row lacks %q: %q", want, kv)
 		}
 	}
-	if sev := findAll(alerts[0], func(n *html.Node) bool { return hasClass(n, "sev-critical") }); len(sev) != 1 || text(sev[0]) != "critical" {
+	if sev := testbin.FindAll(alerts[0], func(n *html.Node) bool { return testbin.HasClass(n, "sev-critical") }); len(sev) != 1 || testbin.Text(sev[0]) != "critical" {
 		t.Errorf("severity badge missing")
 	}
-	if st := findAll(alerts[0], func(n *html.Node) bool { return hasClass(n, "stale") }); len(st) != 1 {
+	if st := testbin.FindAll(alerts[0], func(n *html.Node) bool { return testbin.HasClass(n, "stale") }); len(st) != 1 {
 		t.Errorf("stale badge missing from the failing rule's alert")
 	}
-	backlog := text(alerts[1])
+	backlog := testbin.Text(alerts[1])
 	if !strings.Contains(backlog, "pending") || strings.Contains(backlog, "stale") {
 		t.Errorf("pending alert row = %q", backlog)
 	}
@@ -154,31 +154,31 @@ func TestUIOverview(t *testing.T) {
 	// The relative runbook_url resolves to paged's own /runbooks/, and the
 	// link opens the runbook; an absolute one is kept.
 	page, _ := url.Parse("http://paged.test/")
-	rb := findAll(alerts[0], func(n *html.Node) bool { return hasClass(n, "runbook") })
+	rb := testbin.FindAll(alerts[0], func(n *html.Node) bool { return testbin.HasClass(n, "runbook") })
 	if len(rb) != 1 {
 		t.Fatal("no runbook link on the firing alert")
 	}
-	link, err := page.Parse(attr(rb[0], "href"))
+	link, err := page.Parse(testbin.Attr(rb[0], "href"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if link.Path != "/runbooks/vllm/VLLMKVCacheSaturated" {
-		t.Errorf("runbook link %q resolves to %q", attr(rb[0], "href"), link.Path)
+		t.Errorf("runbook link %q resolves to %q", testbin.Attr(rb[0], "href"), link.Path)
 	}
 	if rec, rbBody := ts.getUI(t, link.RequestURI()); rec.Code != 200 || !strings.Contains(rbBody, `<h1 id="kv-cache-saturated">KV cache saturated</h1>`) {
 		t.Errorf("runbook link %s = %d %q", link, rec.Code, rbBody)
 	}
-	if rb := findAll(alerts[1], func(n *html.Node) bool { return hasClass(n, "runbook") }); len(rb) != 1 || attr(rb[0], "href") != "https://runbooks.example/queue" {
+	if rb := testbin.FindAll(alerts[1], func(n *html.Node) bool { return testbin.HasClass(n, "runbook") }); len(rb) != 1 || testbin.Attr(rb[0], "href") != "https://runbooks.example/queue" {
 		t.Errorf("absolute runbook_url not kept")
 	}
 
 	// The Silence link carries the alert's labels in Alertmanager's format.
-	sl := findAll(alerts[0], func(n *html.Node) bool { return hasClass(n, "silence") })
+	sl := testbin.FindAll(alerts[0], func(n *html.Node) bool { return testbin.HasClass(n, "silence") })
 	if len(sl) != 1 {
 		t.Fatal("no silence link")
 	}
 	want := "#/silences/new?filter=" + url.QueryEscape(`{alertname="VLLMKVCacheSaturated",instance="10.0.3.7:8000",server="vllm",severity="critical"}`)
-	if got := attr(sl[0], "href"); got != want {
+	if got := testbin.Attr(sl[0], "href"); got != want {
 		t.Errorf("silence link = %q\nwant %q", got, want)
 	}
 	// Without JavaScript, the exact amtool command.
@@ -188,33 +188,33 @@ func TestUIOverview(t *testing.T) {
 	}
 
 	// Rules: groups, rules, health and last error.
-	rules := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "rule") })
+	rules := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "rule") })
 	if len(rules) != 3 {
 		t.Fatalf("rule rows = %d, want 3", len(rules))
 	}
-	if r := text(rules[0]); !strings.Contains(r, "VLLMKVCacheSaturated") || !strings.Contains(r, "err") || !strings.Contains(r, "context deadline exceeded") {
+	if r := testbin.Text(rules[0]); !strings.Contains(r, "VLLMKVCacheSaturated") || !strings.Contains(r, "err") || !strings.Contains(r, "context deadline exceeded") {
 		t.Errorf("failing rule row = %q", r)
 	}
-	if r := text(rules[2]); !strings.Contains(r, "vllm:kv:ratio") || !strings.Contains(r, "recording") || !strings.Contains(r, "ok") {
+	if r := testbin.Text(rules[2]); !strings.Contains(r, "vllm:kv:ratio") || !strings.Contains(r, "recording") || !strings.Contains(r, "ok") {
 		t.Errorf("recording rule row = %q", r)
 	}
-	if !strings.Contains(text(doc), "rules/ui.rules.yaml") {
+	if !strings.Contains(testbin.Text(doc), "rules/ui.rules.yaml") {
 		t.Errorf("group file not shown")
 	}
 
 	// Active silences come from the notifier's API.
-	sil := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "silence-row") })
+	sil := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "silence-row") })
 	if len(sil) != 1 {
 		t.Fatalf("silence rows = %d, want 1", len(sil))
 	}
-	if s := text(sil[0]); !strings.Contains(s, id) || !strings.Contains(s, `{alertname="VLLMQueueBacklog",server!~"vllm|tgi"}`) || !strings.Contains(s, "ana") || !strings.Contains(s, "deploy in progress") || !strings.Contains(s, "active") {
+	if s := testbin.Text(sil[0]); !strings.Contains(s, id) || !strings.Contains(s, `{alertname="VLLMQueueBacklog",server!~"vllm|tgi"}`) || !strings.Contains(s, "ana") || !strings.Contains(s, "deploy in progress") || !strings.Contains(s, "active") {
 		t.Errorf("silence row = %q", s)
 	}
 
 	// Links to the rest of paged, all served.
 	hrefs := map[string]bool{}
-	for _, a := range findAll(doc, func(n *html.Node) bool { return n.Data == "a" }) {
-		hrefs[attr(a, "href")] = true
+	for _, a := range testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "a" }) {
+		hrefs[testbin.Attr(a, "href")] = true
 	}
 	for _, h := range []string{"runbooks/", "metrics", "api/v1/rules", "api/v1/alerts", "#/silences", "#/silences/new"} {
 		if !hrefs[h] {
@@ -259,22 +259,22 @@ func TestUIEscapesUserData(t *testing.T) {
 			t.Errorf("user data rendered as markup: %q", bad)
 		}
 	}
-	doc := parseHTML(t, body)
-	row := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "alert") })
+	doc := testbin.ParseHTML(t, body)
+	row := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "alert") })
 	if len(row) != 1 {
 		t.Fatalf("alert rows = %d", len(row))
 	}
-	got := text(row[0])
+	got := testbin.Text(row[0])
 	for _, want := range []string{`<script>alert("summary")</script>`, `payload="<script>alert("label")</script>"`, `"><img src=x onerror=alert(1)>`, `<b onmouseover=alert(1)>x</b>`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("alert row does not show %q as text: %q", want, got)
 		}
 	}
-	if rb := findAll(row[0], func(n *html.Node) bool { return hasClass(n, "runbook") }); len(rb) != 0 {
+	if rb := testbin.FindAll(row[0], func(n *html.Node) bool { return testbin.HasClass(n, "runbook") }); len(rb) != 0 {
 		t.Errorf("javascript: runbook_url became a link")
 	}
 	// The image never became an element.
-	if imgs := findAll(doc, func(n *html.Node) bool { return n.Data == "img" }); len(imgs) != 0 {
+	if imgs := testbin.FindAll(doc, func(n *html.Node) bool { return n.Data == "img" }); len(imgs) != 0 {
 		t.Errorf("page has %d <img> elements", len(imgs))
 	}
 }
@@ -288,9 +288,9 @@ func TestUINoExternalResources(t *testing.T) {
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/javascript") || !strings.Contains(js, "parseFilter") {
 		t.Fatalf("/ui/app.js = %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	doc := parseHTML(t, body)
+	doc := testbin.ParseHTML(t, body)
 	external := regexp.MustCompile(`(?i)^\s*(https?:)?//`)
-	for _, n := range findAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode }) {
+	for _, n := range testbin.FindAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode }) {
 		for _, a := range n.Attr {
 			load := a.Key == "src" || a.Key == "srcset" || a.Key == "poster" || a.Key == "data" ||
 				(n.Data == "link" && a.Key == "href") || a.Key == "style"
@@ -347,35 +347,35 @@ func TestUISilenceFormInChromium(t *testing.T) {
 	srv := httptest.NewServer(ts.Handler())
 	defer srv.Close()
 	dom := testbin.ChromiumDOM(t, srv.URL+"/#/silences/new?filter=%7Balertname%3D%22VLLMKVCacheSaturated%22%2Cinstance%3D%2210.0.3.7%3A8000%22%7D")
-	doc := parseHTML(t, dom)
+	doc := testbin.ParseHTML(t, dom)
 
 	byID := func(id string) *html.Node {
-		n := findAll(doc, func(n *html.Node) bool { return attr(n, "id") == id })
+		n := testbin.FindAll(doc, func(n *html.Node) bool { return testbin.Attr(n, "id") == id })
 		if len(n) != 1 {
 			t.Fatalf("no element #%s in the DOM:\n%s", id, dom)
 		}
 		return n[0]
 	}
-	if !hasAttr(byID("view-overview"), "hidden") || hasAttr(byID("view-silence-new"), "hidden") {
+	if !testbin.HasAttr(byID("view-overview"), "hidden") || testbin.HasAttr(byID("view-silence-new"), "hidden") {
 		t.Errorf("the form route did not switch views")
 	}
-	if hasAttr(byID("silence-auth"), "hidden") {
+	if testbin.HasAttr(byID("silence-auth"), "hidden") {
 		t.Errorf("token field hidden on the form although web.auth_token_file is set")
 	}
-	rows := findAll(byID("matcher-rows"), func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "matcher") })
+	rows := testbin.FindAll(byID("matcher-rows"), func(n *html.Node) bool { return n.Data == "tr" && testbin.HasClass(n, "matcher") })
 	var got [][3]string
 	for _, r := range rows {
 		var row [3]string
-		for _, in := range findAll(r, func(n *html.Node) bool { return n.Data == "input" || n.Data == "select" }) {
+		for _, in := range testbin.FindAll(r, func(n *html.Node) bool { return n.Data == "input" || n.Data == "select" }) {
 			switch {
-			case hasClass(in, "m-name"):
-				row[0] = attr(in, "value")
-			case hasClass(in, "m-op"):
-				for _, o := range findAll(in, func(n *html.Node) bool { return n.Data == "option" && hasAttr(n, "selected") }) {
-					row[1] = attr(o, "value")
+			case testbin.HasClass(in, "m-name"):
+				row[0] = testbin.Attr(in, "value")
+			case testbin.HasClass(in, "m-op"):
+				for _, o := range testbin.FindAll(in, func(n *html.Node) bool { return n.Data == "option" && testbin.HasAttr(n, "selected") }) {
+					row[1] = testbin.Attr(o, "value")
 				}
-			case hasClass(in, "m-value"):
-				row[2] = attr(in, "value")
+			case testbin.HasClass(in, "m-value"):
+				row[2] = testbin.Attr(in, "value")
 			}
 		}
 		got = append(got, row)
@@ -384,13 +384,13 @@ func TestUISilenceFormInChromium(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("matcher rows = %q, want %q", got, want)
 	}
-	if v := attr(findAll(byID("silence-form"), func(n *html.Node) bool { return attr(n, "id") == "duration" })[0], "value"); v != "2h" {
+	if v := testbin.Attr(testbin.FindAll(byID("silence-form"), func(n *html.Node) bool { return testbin.Attr(n, "id") == "duration" })[0], "value"); v != "2h" {
 		t.Errorf("default duration = %q", v)
 	}
-	if cmd := text(byID("silence-amtool")); !strings.Contains(cmd, `'alertname="VLLMKVCacheSaturated"' 'instance="10.0.3.7:8000"'`) {
+	if cmd := testbin.Text(byID("silence-amtool")); !strings.Contains(cmd, `'alertname="VLLMKVCacheSaturated"' 'instance="10.0.3.7:8000"'`) {
 		t.Errorf("amtool command = %q", cmd)
 	}
-	if e := text(byID("filter-error")); e != "" {
+	if e := testbin.Text(byID("filter-error")); e != "" {
 		t.Errorf("filter error shown: %q", e)
 	}
 }
@@ -427,9 +427,9 @@ document.getElementById("out").textContent = JSON.stringify(res);
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	doc := parseHTML(t, testbin.ChromiumDOM(t, srv.URL+"/harness"))
-	out := findAll(doc, func(n *html.Node) bool { return attr(n, "id") == "out" })
-	if len(out) != 1 || text(out[0]) == "" {
+	doc := testbin.ParseHTML(t, testbin.ChromiumDOM(t, srv.URL+"/harness"))
+	out := testbin.FindAll(doc, func(n *html.Node) bool { return testbin.Attr(n, "id") == "out" })
+	if len(out) != 1 || testbin.Text(out[0]) == "" {
 		t.Fatal("harness wrote no result")
 	}
 	var res struct {
@@ -437,8 +437,8 @@ document.getElementById("out").textContent = JSON.stringify(res);
 		Error  string
 		Errors []string
 	}
-	if err := json.Unmarshal([]byte(text(out[0])), &res); err != nil {
-		t.Fatalf("harness result %q: %v", text(out[0]), err)
+	if err := json.Unmarshal([]byte(testbin.Text(out[0])), &res); err != nil {
+		t.Fatalf("harness result %q: %v", testbin.Text(out[0]), err)
 	}
 	if res.Error != "" {
 		t.Fatalf("buildSilence failed: %s", res.Error)
@@ -494,54 +494,6 @@ document.getElementById("out").textContent = JSON.stringify(res);
 	}
 }
 
-func parseHTML(t *testing.T, s string) *html.Node {
-	t.Helper()
-	doc, err := html.Parse(strings.NewReader(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-func findAll(root *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	for n := range root.Descendants() {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
-func hasAttr(n *html.Node, key string) bool {
-	return slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == key })
-}
-
-func hasClass(n *html.Node, class string) bool {
-	return slices.Contains(strings.Fields(attr(n, "class")), class)
-}
-
-// text is the text content of n, with runs of space collapsed.
-func text(n *html.Node) string {
-	var b strings.Builder
-	for d := range n.Descendants() {
-		if d.Type == html.TextNode {
-			b.WriteString(d.Data)
-			b.WriteByte(' ')
-		}
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
 // Without JavaScript the page shows, for each alert, the amtool command
 // that silences it; run against paged by Debian's amtool, it creates that
 // silence.
@@ -563,11 +515,13 @@ func TestUIAmtoolCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-alertname") == "VLLMKVCacheSaturated" })
+	rows := testbin.FindAll(doc, func(n *html.Node) bool {
+		return n.Data == "tr" && testbin.Attr(n, "data-alertname") == "VLLMKVCacheSaturated"
+	})
 	if len(rows) != 1 {
 		t.Fatal("no row for the firing alert")
 	}
-	pre := findAll(rows[0], func(n *html.Node) bool { return n.Data == "pre" && n.Parent.Data == "noscript" })
+	pre := testbin.FindAll(rows[0], func(n *html.Node) bool { return n.Data == "pre" && n.Parent.Data == "noscript" })
 	if len(pre) != 1 {
 		t.Fatal("no amtool command in a <noscript> of the alert's row")
 	}
