@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pagedhq/paged/config"
+	"github.com/pagedhq/paged/web/webtest"
 )
 
 // serveConfig writes config (and files) into a temp dir, builds the server
@@ -19,12 +20,8 @@ import (
 // returns the address and the server.
 func serveConfig(t *testing.T, config string, files map[string]string, opts Options) (string, *Server) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		writeFile(t, dir, name, content)
-	}
-	writeFile(t, dir, "paged.yaml", config)
-	var eng *managerEngine
+	dir := webtest.ConfigDir(t, config, files)
+	var eng *webtest.Engine
 	opts.ConfigFile = filepath.Join(dir, "paged.yaml")
 	opts.Getenv = noEnv
 	opts.NewEngine = managerFactory(t, &eng)
@@ -48,30 +45,7 @@ func serveConfig(t *testing.T, config string, files map[string]string, opts Opti
 	return ln.Addr().String(), s
 }
 
-// call sends one request and returns the status and body.
-func call(t *testing.T, c *http.Client, method, url string, body io.Reader, header http.Header) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if req.Header.Get("Content-Type") == "" && body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
+var call = webtest.Call
 
 // limitsConfig is a server with a notifier (so /api/v2 exists) and the
 // given web block.

@@ -64,7 +64,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"rules/basic.rules.yaml": basicRules,
 		"token":                  authTokenSecret + "\n",
 	}, testSecrets)
-	ts.evalAll(time.Now())
+	ts.EvalAll(time.Now())
 
 	// The secrets did arrive where they are needed.
 	cfg := ts.Config()
@@ -81,7 +81,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	// Every GET endpoint.
 	auth := http.Header{"Authorization": {"Bearer " + authTokenSecret}}
 	for _, path := range []string{"/api/v1/status/config", "/api/v1/rules", "/api/v1/alerts", "/metrics", "/-/ready", "/-/healthy", "/api/v2/status", "/api/v2/receivers"} {
-		code, body := ts.do(t, http.MethodGet, path, auth)
+		code, body := ts.Do(t, http.MethodGet, path, auth)
 		if code != http.StatusOK && path != "/-/ready" {
 			t.Errorf("GET %s = %d", path, code)
 		}
@@ -90,7 +90,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		assertNoSecret(t, "GET "+path, body)
 	}
-	_, status := ts.do(t, http.MethodGet, "/api/v1/status/config", nil)
+	_, status := ts.Do(t, http.MethodGet, "/api/v1/status/config", nil)
 	for _, want := range []string{"<secret>", "xxxxx", "auth_token_file:", "cluster: prod"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status/config lacks %q:\n%s", want, status)
@@ -98,17 +98,17 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 
 	// Reloads, good and bad, and their logs.
-	if code, body := ts.do(t, http.MethodPost, "/-/reload", auth); code != 200 {
+	if code, body := ts.Do(t, http.MethodPost, "/-/reload", auth); code != 200 {
 		t.Fatalf("reload = %d %s", code, body)
 	}
-	ts.rewrite(t, strings.Replace(secretConfig, "api_url: ${SLACK_URL}", "api_url: ${SLACK_URL}x y", 1)+"bogus: 1\n")
-	code, body := ts.do(t, http.MethodPost, "/-/reload", auth)
+	ts.Rewrite(t, strings.Replace(secretConfig, "api_url: ${SLACK_URL}", "api_url: ${SLACK_URL}x y", 1)+"bogus: 1\n")
+	code, body := ts.Do(t, http.MethodPost, "/-/reload", auth)
 	if code != http.StatusBadRequest {
 		t.Errorf("bad reload = %d", code)
 	}
 	assertNoSecret(t, "failed reload response", body)
-	assertNoSecret(t, "logs", ts.logs.String())
-	if !strings.Contains(ts.logs.String(), "reload failed") {
-		t.Errorf("expected a logged reload failure:\n%s", ts.logs.String())
+	assertNoSecret(t, "logs", ts.Logs.String())
+	if !strings.Contains(ts.Logs.String(), "reload failed") {
+		t.Errorf("expected a logged reload failure:\n%s", ts.Logs.String())
 	}
 }

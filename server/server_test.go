@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,28 +16,14 @@ import (
 	promrules "github.com/prometheus/prometheus/rules"
 
 	"github.com/pagedhq/paged/config"
+	"github.com/pagedhq/paged/web/webtest"
 )
 
-const basicRules = `groups:
-  - name: basic
-    interval: 1s
-    rules:
-      - alert: AlwaysFiring
-        expr: vector(1) > 0
-        labels: {severity: warning}
-        annotations: {summary: "value is {{ $value }}"}
-      - record: basic:three
-        expr: vector(3)
-`
-
-const otherRules = `groups:
-  - name: other
-    interval: 1s
-    rules:
-      - alert: OtherFiring
-        expr: vector(2)
-        labels: {severity: critical}
-`
+var (
+	basicRules = webtest.BasicRules
+	otherRules = webtest.OtherRules
+	configWith = webtest.ConfigWith
+)
 
 const brokenRules = `groups:
   - name: broken
@@ -48,66 +32,28 @@ const brokenRules = `groups:
         expr: sum(
 `
 
-// testServer is a Server over a managerEngine in a temp dir.
+// testServer is a Server over a webtest.Engine, configured from
+// paged.yaml in its Site's dir.
 type testServer struct {
 	*Server
-	eng  *managerEngine
-	dir  string
-	logs *syncBuffer
+	*webtest.Site
 }
-
-type syncBuffer = testbin.SyncBuffer
 
 func newTestServer(t testing.TB, config string, files map[string]string, env map[string]string) *testServer {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		writeFile(t, dir, name, content)
-	}
-	writeFile(t, dir, "paged.yaml", config)
-	ts := &testServer{dir: dir, logs: &syncBuffer{}}
+	ts := &testServer{Site: webtest.NewSite(t, config, files)}
 	s, err := New(Options{
-		ConfigFile: filepath.Join(dir, "paged.yaml"),
+		ConfigFile: ts.ConfigFile(),
 		Getenv:     func(k string) string { return env[k] },
-		Logger:     slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		NewEngine:  managerFactory(t, &ts.eng),
+		Logger:     ts.Logger,
+		NewEngine:  managerFactory(t, &ts.Engine),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	ts.Server = s
+	ts.HTTP = s.Handler()
 	return ts
-}
-
-// rewrite replaces the configuration file.
-func (ts *testServer) rewrite(t *testing.T, config string) {
-	t.Helper()
-	writeFile(t, ts.dir, "paged.yaml", config)
-}
-
-// evalAll evaluates every group once at now, as the engine's loop would.
-func (ts *testServer) evalAll(now time.Time) {
-	for _, g := range ts.eng.RuleGroups() {
-		g.Eval(context.Background(), now)
-	}
-}
-
-func (ts *testServer) do(t *testing.T, method, path string, header http.Header) (int, string) {
-	t.Helper()
-	rec := ts.record(t, method, path, header)
-	return rec.Code, rec.Body.String()
-}
-
-// record serves one request and returns the whole response.
-func (ts *testServer) record(t *testing.T, method, path string, header http.Header) *httptest.ResponseRecorder {
-	t.Helper()
-	req := httptest.NewRequest(method, path, nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	rec := httptest.NewRecorder()
-	ts.Handler().ServeHTTP(rec, req)
-	return rec
 }
 
 func groupNames(groups []*promrules.Group) []string {
@@ -119,40 +65,30 @@ func groupNames(groups []*promrules.Group) []string {
 	return out
 }
 
-const minimalConfig = `
-datasource:
-  prometheus: {url: "http://127.0.0.1:9"}
-rule_files: [%s]
-`
-
-func configWith(ruleFiles string) string {
-	return strings.Replace(minimalConfig, "%s", ruleFiles, 1)
-}
-
 func TestReloadSwapsRules(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{
 		"rules/basic.rules.yaml": basicRules,
 		"rules/other.rules.yaml": otherRules,
 	}, nil)
-	if got := groupNames(ts.eng.RuleGroups()); !slices.Equal(got, []string{"basic"}) {
+	if got := groupNames(ts.Engine.RuleGroups()); !slices.Equal(got, []string{"basic"}) {
 		t.Fatalf("groups at start = %v", got)
 	}
 	// State of an unchanged group survives the reload.
 	t0 := time.Now().Truncate(time.Second)
-	ts.evalAll(t0)
-	before := ts.eng.RuleGroups()[0].AlertingRules()[0].ActiveAlerts()
+	ts.EvalAll(t0)
+	before := ts.Engine.RuleGroups()[0].AlertingRules()[0].ActiveAlerts()
 	if len(before) != 1 {
 		t.Fatalf("want 1 active alert before reload, got %d", len(before))
 	}
 
-	ts.rewrite(t, configWith("rules/*.rules.yaml"))
+	ts.Rewrite(t, configWith("rules/*.rules.yaml"))
 	if err := ts.Reload(); err != nil {
 		t.Fatalf("Reload: %v", err)
 	}
-	if got := groupNames(ts.eng.RuleGroups()); !slices.Equal(got, []string{"basic", "other"}) {
+	if got := groupNames(ts.Engine.RuleGroups()); !slices.Equal(got, []string{"basic", "other"}) {
 		t.Fatalf("groups after reload = %v", got)
 	}
-	for _, g := range ts.eng.RuleGroups() {
+	for _, g := range ts.Engine.RuleGroups() {
 		if g.Name() != "basic" {
 			continue
 		}
@@ -164,7 +100,7 @@ func TestReloadSwapsRules(t *testing.T) {
 	if !strings.Contains(redacted(t, ts.Config()), "rules/*.rules.yaml") {
 		t.Errorf("config in effect was not swapped")
 	}
-	code, body := ts.do(t, http.MethodGet, "/metrics", nil)
+	code, body := ts.Do(t, http.MethodGet, "/metrics", nil)
 	if code != 200 || !strings.Contains(body, "paged_config_last_reload_successful 1") || !strings.Contains(body, `paged_config_reloads_total{result="success"} 1`) {
 		t.Errorf("reload metrics wrong:\n%s", grepLines(body, "paged_config"))
 	}
@@ -175,7 +111,7 @@ func TestReloadBrokenRuleFileKeepsOldRules(t *testing.T) {
 		"rules/basic.rules.yaml": basicRules,
 	}, nil)
 	old := ts.Config()
-	writeFile(t, ts.dir, "rules/broken.rules.yaml", brokenRules)
+	writeFile(t, ts.Dir, "rules/broken.rules.yaml", brokenRules)
 
 	err := ts.Reload()
 	if err == nil {
@@ -184,7 +120,7 @@ func TestReloadBrokenRuleFileKeepsOldRules(t *testing.T) {
 	if !strings.Contains(err.Error(), "broken.rules.yaml") || !strings.Contains(err.Error(), "previous configuration kept") {
 		t.Errorf("error does not name the file or say the old config runs: %v", err)
 	}
-	if got := groupNames(ts.eng.RuleGroups()); !slices.Equal(got, []string{"basic"}) {
+	if got := groupNames(ts.Engine.RuleGroups()); !slices.Equal(got, []string{"basic"}) {
 		t.Errorf("groups after failed reload = %v, want the old [basic]", got)
 	}
 	if ts.Config() != old {
@@ -192,25 +128,25 @@ func TestReloadBrokenRuleFileKeepsOldRules(t *testing.T) {
 	}
 
 	// Over HTTP: 500 with the reason; the metric says the last reload failed.
-	code, body := ts.do(t, http.MethodPost, "/-/reload", nil)
+	code, body := ts.Do(t, http.MethodPost, "/-/reload", nil)
 	if code != http.StatusInternalServerError || !strings.Contains(body, "broken.rules.yaml") {
 		t.Errorf("POST /-/reload = %d %q", code, body)
 	}
-	_, metrics := ts.do(t, http.MethodGet, "/metrics", nil)
+	_, metrics := ts.Do(t, http.MethodGet, "/metrics", nil)
 	if !strings.Contains(metrics, "paged_config_last_reload_successful 0") || !strings.Contains(metrics, `paged_config_reloads_total{result="failure"} 2`) {
 		t.Errorf("metrics after failed reloads:\n%s", grepLines(metrics, "paged_config"))
 	}
 
 	// Fixing the file makes the next reload succeed.
-	if err := os.Remove(filepath.Join(ts.dir, "rules/broken.rules.yaml")); err != nil {
+	if err := os.Remove(filepath.Join(ts.Dir, "rules/broken.rules.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, ts.dir, "rules/other.rules.yaml", otherRules)
-	code, body = ts.do(t, http.MethodPost, "/-/reload", nil)
+	writeFile(t, ts.Dir, "rules/other.rules.yaml", otherRules)
+	code, body = ts.Do(t, http.MethodPost, "/-/reload", nil)
 	if code != http.StatusOK {
 		t.Fatalf("POST /-/reload after fix = %d %q", code, body)
 	}
-	if got := groupNames(ts.eng.RuleGroups()); !slices.Equal(got, []string{"basic", "other"}) {
+	if got := groupNames(ts.Engine.RuleGroups()); !slices.Equal(got, []string{"basic", "other"}) {
 		t.Errorf("groups after fixed reload = %v", got)
 	}
 }
@@ -218,8 +154,8 @@ func TestReloadBrokenRuleFileKeepsOldRules(t *testing.T) {
 func TestReloadInvalidConfigKeepsOld(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{"rules/basic.rules.yaml": basicRules}, nil)
 	old := ts.Config()
-	ts.rewrite(t, configWith("rules/basic.rules.yaml")+"unknown_block: {}\n")
-	code, body := ts.do(t, http.MethodPost, "/-/reload", nil)
+	ts.Rewrite(t, configWith("rules/basic.rules.yaml")+"unknown_block: {}\n")
+	code, body := ts.Do(t, http.MethodPost, "/-/reload", nil)
 	if code != http.StatusBadRequest {
 		t.Errorf("POST /-/reload with an unknown key = %d, want 400", code)
 	}
@@ -229,14 +165,14 @@ func TestReloadInvalidConfigKeepsOld(t *testing.T) {
 	if ts.Config() != old {
 		t.Error("config was swapped by a failed reload")
 	}
-	if !strings.Contains(ts.logs.String(), "reload failed") {
-		t.Errorf("failed reload not logged:\n%s", ts.logs.String())
+	if !strings.Contains(ts.Logs.String(), "reload failed") {
+		t.Errorf("failed reload not logged:\n%s", ts.Logs.String())
 	}
 }
 
 func TestReloadRestartRequired(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{"rules/basic.rules.yaml": basicRules}, nil)
-	ts.rewrite(t, strings.Replace(configWith("rules/basic.rules.yaml"), "127.0.0.1:9", "127.0.0.1:10", 1))
+	ts.Rewrite(t, strings.Replace(configWith("rules/basic.rules.yaml"), "127.0.0.1:9", "127.0.0.1:10", 1))
 	err := ts.Reload()
 	if err == nil || !strings.Contains(err.Error(), "datasource changed: restart paged to apply") {
 		t.Fatalf("Reload = %v, want a restart-required error", err)
@@ -245,7 +181,7 @@ func TestReloadRestartRequired(t *testing.T) {
 		t.Error("datasource changed by a refused reload")
 	}
 	// The global settings the engine takes with the rules do reload.
-	ts.rewrite(t, "global: {evaluation_interval: 10s, external_labels: {cluster: b}}\n"+configWith("rules/basic.rules.yaml"))
+	ts.Rewrite(t, "global: {evaluation_interval: 10s, external_labels: {cluster: b}}\n"+configWith("rules/basic.rules.yaml"))
 	if err := ts.Reload(); err != nil {
 		t.Fatalf("Reload of global settings: %v", err)
 	}
@@ -261,7 +197,7 @@ func TestReloadChannel(t *testing.T) {
 	writeFile(t, dir, "rules/basic.rules.yaml", basicRules)
 	writeFile(t, dir, "rules/other.rules.yaml", otherRules)
 	writeFile(t, dir, "paged.yaml", configWith("rules/basic.rules.yaml"))
-	var eng *managerEngine
+	var eng *webtest.Engine
 	reload := make(chan struct{})
 	s, err := New(Options{ConfigFile: filepath.Join(dir, "paged.yaml"), Reload: reload, NewEngine: managerFactory(t, &eng), Getenv: noEnv})
 	if err != nil {
@@ -305,7 +241,7 @@ func TestReloadChannel(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{"rules/basic.rules.yaml": basicRules}, nil)
-	code, body := ts.do(t, http.MethodGet, "/metrics", nil)
+	code, body := ts.Do(t, http.MethodGet, "/metrics", nil)
 	if code != 200 {
 		t.Fatalf("/metrics = %d", code)
 	}
@@ -340,3 +276,5 @@ func noEnv(string) string { return "" }
 
 // writeFile writes a file of a test's configuration under dir.
 var writeFile = testbin.WriteFile
+
+type syncBuffer = testbin.SyncBuffer

@@ -21,15 +21,15 @@ notifier: {route: {receiver: x}, receivers: [{name: x}]}
 		"rules/basic.rules.yaml": basicRules,
 		"state/nflog":            "\x7fnot a notification log",
 	}, nil)
-	moved, _ := filepath.Glob(filepath.Join(ts.dir, "state", "nflog"+durable.CorruptSuffix+"*"))
+	moved, _ := filepath.Glob(filepath.Join(ts.Dir, "state", "nflog"+durable.CorruptSuffix+"*"))
 	if len(moved) != 1 {
 		t.Fatalf("moved aside: %v, want state/nflog%s<unix>", moved, durable.CorruptSuffix)
 	}
-	code, body := ts.do(t, http.MethodGet, "/metrics", nil)
+	code, body := ts.Do(t, http.MethodGet, "/metrics", nil)
 	if code != 200 || !strings.Contains(body, `paged_state_corruptions_total{file="nflog"} 1`) {
 		t.Errorf("/metrics = %d, want paged_state_corruptions_total{file=\"nflog\"} 1:\n%s", code, grepLines(body, "paged_state"))
 	}
-	if !strings.Contains(ts.logs.String(), filepath.Join(ts.dir, "state", "nflog")) {
-		t.Errorf("logs do not name the damaged file:\n%s", ts.logs.String())
+	if !strings.Contains(ts.Logs.String(), filepath.Join(ts.Dir, "state", "nflog")) {
+		t.Errorf("logs do not name the damaged file:\n%s", ts.Logs.String())
 	}
 }

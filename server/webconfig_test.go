@@ -8,32 +8,16 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/web/webtest"
 )
-
-// tlsWebConfig is a web configuration serving the test certificate.
-const tlsWebConfig = "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n"
-
-// webFiles are the files of a server with a web configuration: the rule
-// file, a self-signed certificate under tls/ and web.yml.
-func webFiles(t *testing.T, webYML string) (map[string]string, *http.Client) {
-	t.Helper()
-	cert := testbin.SelfSignedCert(t)
-	return map[string]string{
-		"rules/basic.rules.yaml": basicRules,
-		"tls/cert.pem":           string(cert.CertPEM),
-		"tls/key.pem":            string(cert.KeyPEM),
-		"web.yml":                webYML,
-		"token":                  "tok-web-1\n",
-	}, cert.Client()
-}
 
 // Options.WebConfigFile (paged run --web.config.file) wins over
 // web.config_file: here the flag's file serves TLS without users, the
 // key's file would ask for basic auth.
 func TestWebConfigFileOptionWins(t *testing.T) {
 	hash := testbin.BcryptHash(t, "pw")
-	files, client := webFiles(t, "basic_auth_users:\n  ana: "+hash+"\n")
-	files["flag-web.yml"] = tlsWebConfig
+	files, client := webtest.WebFiles(t, "basic_auth_users:\n  ana: "+hash+"\n")
+	files["flag-web.yml"] = webtest.TLSWebConfig
 	dir := t.TempDir()
 	for name, content := range files {
 		writeFile(t, dir, name, content)

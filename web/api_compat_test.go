@@ -33,7 +33,7 @@ func TestAPIShapeMatchesPrometheus(t *testing.T) {
 	prom := testbin.StartPrometheus(t, fmt.Sprintf("global: {evaluation_interval: 1s}\nrule_files: [%q]\n", rulesFile))
 
 	ts := newTestServer(t, configWith(fmt.Sprintf("%q", rulesFile)), nil, nil)
-	ts.evalAll(time.Now())
+	ts.EvalAll(time.Now())
 
 	// Wait (polling: Prometheus is an external process) until Prometheus has
 	// evaluated every rule of the group and the firing alert is there. It
@@ -72,7 +72,7 @@ func TestAPIShapeMatchesPrometheus(t *testing.T) {
 
 func (ts *testServer) get(t *testing.T, path string) string {
 	t.Helper()
-	code, body := ts.do(t, http.MethodGet, path, nil)
+	code, body := ts.Do(t, http.MethodGet, path, nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET %s = %d %s", path, code, body)
 	}

@@ -10,26 +10,21 @@ import (
 	"time"
 
 	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/web/webtest"
 )
 
-const otherRules = `groups:
-  - name: other
-    interval: 1s
-    rules:
-      - alert: OtherFiring
-        expr: vector(2)
-        labels: {severity: critical}
-`
+var otherRules = webtest.OtherRules
 
 func TestReady(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{"rules/basic.rules.yaml": basicRules}, nil)
-	ts.eng.setReady(false, "datasource 127.0.0.1:9 has not answered yet: connection refused")
-	code, body := ts.do(t, http.MethodGet, "/-/ready", nil)
+	ts.Engine.SetReady(false, "datasource 127.0.0.1:9 has not answered yet: connection refused")
+	code, body := ts.Do(t, http.MethodGet, "/-/ready", nil)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
 		t.Errorf("/-/ready while not ready = %d %q", code, body)
 	}
-	ts.eng.setReady(true, "")
-	code, body = ts.do(t, http.MethodGet, "/-/ready", nil)
+	ts.Engine.SetReady(true, "")
+	code, body = ts.Do(t, http.MethodGet, "/-/ready", nil)
 	if code != http.StatusOK || !strings.Contains(body, "Ready") {
 		t.Errorf("/-/ready when ready = %d %q", code, body)
 	}
@@ -58,7 +53,7 @@ func TestAuthTokenGuardsMutatingEndpoints(t *testing.T) {
 		if tc.header != "" {
 			h.Set("Authorization", tc.header)
 		}
-		code, body := ts.do(t, http.MethodPost, "/-/reload", h)
+		code, body := ts.Do(t, http.MethodPost, "/-/reload", h)
 		if code != tc.want {
 			t.Errorf("POST /-/reload with %q = %d %q, want %d", tc.header, code, body, tc.want)
 		}
@@ -66,7 +61,7 @@ func TestAuthTokenGuardsMutatingEndpoints(t *testing.T) {
 			t.Errorf("response leaks the token: %q", body)
 		}
 	}
-	if code, _ := ts.do(t, http.MethodGet, "/api/v1/rules", nil); code != http.StatusOK {
+	if code, _ := ts.Do(t, http.MethodGet, "/api/v1/rules", nil); code != http.StatusOK {
 		t.Errorf("GET /api/v1/rules needs no token, got %d", code)
 	}
 }
@@ -77,7 +72,7 @@ func TestRulesAndAlertsAPI(t *testing.T) {
 		"rules/other.rules.yaml": otherRules,
 	}, nil)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ts.evalAll(now)
+	ts.EvalAll(now)
 
 	var rulesResp struct {
 		Status string
@@ -88,7 +83,7 @@ func TestRulesAndAlertsAPI(t *testing.T) {
 			}
 		}
 	}
-	code, body := ts.do(t, http.MethodGet, "/api/v1/rules", nil)
+	code, body := ts.Do(t, http.MethodGet, "/api/v1/rules", nil)
 	if code != 200 {
 		t.Fatalf("/api/v1/rules = %d %s", code, body)
 	}
@@ -121,7 +116,7 @@ func TestRulesAndAlertsAPI(t *testing.T) {
 		{"rule_group[]=basic", []string{"AlwaysFiring", "basic:three"}},
 		{"match[]=" + "{severity=\"critical\"}", []string{"OtherFiring"}},
 	} {
-		_, body := ts.do(t, http.MethodGet, "/api/v1/rules?"+strings.ReplaceAll(tc.query, "\"", "%22"), nil)
+		_, body := ts.Do(t, http.MethodGet, "/api/v1/rules?"+strings.ReplaceAll(tc.query, "\"", "%22"), nil)
 		var resp struct {
 			Data struct {
 				Groups []struct{ Rules []struct{ Name string } }
@@ -140,16 +135,16 @@ func TestRulesAndAlertsAPI(t *testing.T) {
 			t.Errorf("?%s -> %v, want %v", tc.query, names, tc.want)
 		}
 	}
-	code, body = ts.do(t, http.MethodGet, "/api/v1/rules?type=bogus", nil)
+	code, body = ts.Do(t, http.MethodGet, "/api/v1/rules?type=bogus", nil)
 	if code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
 		t.Errorf("bad type = %d %s", code, body)
 	}
-	_, body = ts.do(t, http.MethodGet, "/api/v1/rules?exclude_alerts=true", nil)
+	_, body = ts.Do(t, http.MethodGet, "/api/v1/rules?exclude_alerts=true", nil)
 	if !strings.Contains(body, `"alerts":null`) {
 		t.Errorf("exclude_alerts=true still lists alerts: %s", body)
 	}
 
-	code, body = ts.do(t, http.MethodGet, "/api/v1/alerts", nil)
+	code, body = ts.Do(t, http.MethodGet, "/api/v1/alerts", nil)
 	var alertsResp struct {
 		Data struct {
 			Alerts []struct {
@@ -176,11 +171,11 @@ func TestRulesAndAlertsAPI(t *testing.T) {
 // shown as stale.
 func TestAlertsStaleWhenRuleFails(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/basic.rules.yaml"), map[string]string{"rules/basic.rules.yaml": basicRules}, nil)
-	ts.evalAll(time.Now())
-	rule := ts.eng.RuleGroups()[0].AlertingRules()[0]
+	ts.EvalAll(time.Now())
+	rule := ts.Engine.RuleGroups()[0].AlertingRules()[0]
 	rule.SetLastError(context.DeadlineExceeded)
 	rule.SetHealth(promrules.HealthBad)
-	_, body := ts.do(t, http.MethodGet, "/api/v1/alerts", nil)
+	_, body := ts.Do(t, http.MethodGet, "/api/v1/alerts", nil)
 	if !strings.Contains(body, `"stale":true`) || !strings.Contains(body, `"state":"firing"`) {
 		t.Errorf("alert of a failing rule not firing+stale: %s", body)
 	}

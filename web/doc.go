@@ -12,4 +12,8 @@
 // registry), never against the daemon: web does not import server. A new
 // endpoint or page goes here; its settings go to config, its logic to its
 // own package.
+//
+// web/webtest is the harness web's tests and server's tests share (a
+// configuration dir with a test engine, request helpers, fixtures); only
+// tests import it.
 package web

@@ -39,10 +39,10 @@ func TestRunbookPages(t *testing.T) {
 		"runbooks/vllm/VLLMPreemptions.md": "# VLLMPreemptions\n\n## Act\nScale out.\n",
 		"runbooks/tgi/TGIQueueTimeHigh.md": "# TGIQueueTimeHigh\n",
 	}, nil)
-	ts.evalAll(time.Now())
+	ts.EvalAll(time.Now())
 
 	browser := http.Header{"Accept": {"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}}
-	code, body := ts.do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated", browser)
+	code, body := ts.Do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated", browser)
 	if code != 200 {
 		t.Fatalf("runbook = %d %s", code, body)
 	}
@@ -62,7 +62,7 @@ func TestRunbookPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, page := ts.do(t, http.MethodGet, u.RequestURI(), browser)
+		code, page := ts.Do(t, http.MethodGet, u.RequestURI(), browser)
 		if code != 200 || !strings.Contains(page, "<h1 id=") || !strings.Contains(page, "<html") {
 			t.Errorf("runbook link %s -> %s = %d, want an HTML page:\n%s", testbin.Attr(a, "href"), u.Path, code, page)
 		}
@@ -82,7 +82,7 @@ func TestRunbookPages(t *testing.T) {
 		t.Errorf("instance silence link = %v", sl)
 	}
 	// A runbook without a current alert says so.
-	if _, page := ts.do(t, http.MethodGet, "/runbooks/vllm/VLLMPreemptions", browser); !strings.Contains(page, "Not firing or pending now") {
+	if _, page := ts.Do(t, http.MethodGet, "/runbooks/vllm/VLLMPreemptions", browser); !strings.Contains(page, "Not firing or pending now") {
 		t.Errorf("quiet runbook page:\n%s", page)
 	}
 
@@ -94,7 +94,7 @@ func TestRunbookPages(t *testing.T) {
 			h.Set("Accept", accept)
 		}
 		for _, p := range []string{"/runbooks/vllm/VLLMKVCacheSaturated", "/runbooks/vllm/VLLMKVCacheSaturated.md"} {
-			code, raw := ts.do(t, http.MethodGet, p, h)
+			code, raw := ts.Do(t, http.MethodGet, p, h)
 			if code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
 				t.Errorf("%s, Accept %q = %d %.40q, want the markdown", p, accept, code, raw)
 			}
@@ -103,7 +103,7 @@ func TestRunbookPages(t *testing.T) {
 	// The link paged puts in its messages ends in .md: a browser gets the
 	// page there too, titled with the alert's name and linking its source;
 	// ?raw gets the source whatever the Accept.
-	code, page := ts.do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
+	code, page := ts.Do(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
 	if code != 200 || !strings.Contains(page, "<title>VLLMKVCacheSaturated · paged runbook</title>") || !strings.Contains(page, `<h1 id="vllmkvcachesaturated">`) {
 		t.Errorf(".md link in a browser = %d, want the rendered page:\n%s", code, page)
 	}
@@ -116,15 +116,15 @@ func TestRunbookPages(t *testing.T) {
 		t.Fatalf("markdown source link = %v, want one to VLLMKVCacheSaturated.md?raw", rawLinks)
 	}
 	src, _ := base.Parse(testbin.Attr(rawLinks[0], "href"))
-	if code, raw := ts.do(t, http.MethodGet, src.RequestURI(), browser); code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
+	if code, raw := ts.Do(t, http.MethodGet, src.RequestURI(), browser); code != 200 || !strings.HasPrefix(raw, "# VLLMKVCacheSaturated\n") {
 		t.Errorf("%s in a browser = %d %.40q, want the markdown", src.RequestURI(), code, raw)
 	}
-	rec := ts.record(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
+	rec := ts.Record(t, http.MethodGet, "/runbooks/vllm/VLLMKVCacheSaturated.md", browser)
 	if ct, vary := rec.Header().Get("Content-Type"), rec.Header().Values("Vary"); !strings.HasPrefix(ct, "text/html") || !slices.Contains(vary, "Accept") {
 		t.Errorf("Content-Type %q, Vary %q: want text/html, varying on Accept", ct, vary)
 	}
 
-	if code, _ := ts.do(t, http.MethodGet, "/runbooks/vllm/%00", browser); code < 400 || code >= 500 {
+	if code, _ := ts.Do(t, http.MethodGet, "/runbooks/vllm/%00", browser); code < 400 || code >= 500 {
 		t.Errorf("bad runbook path = %d, want 4xx", code)
 	}
 }

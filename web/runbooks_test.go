@@ -14,7 +14,7 @@ func TestRunbooks(t *testing.T) {
 		"secret.txt": "not a runbook",
 	}, nil)
 	html := http.Header{"Accept": {"text/html,application/xhtml+xml"}}
-	code, body := ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated", html)
+	code, body := ts.Do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated", html)
 	if code != 200 {
 		t.Fatalf("runbook = %d %s", code, body)
 	}
@@ -32,22 +32,22 @@ func TestRunbooks(t *testing.T) {
 	}
 	// The .md link paged sends opens as the page in a browser; ?raw is
 	// the source.
-	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md", html)
+	code, body = ts.Do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md", html)
 	if code != 200 || !strings.Contains(body, `<h1 id="kv-cache-saturated">`) {
 		t.Errorf(".md path in a browser = %d %q, want the page", code, body)
 	}
-	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md?raw", html)
+	code, body = ts.Do(t, http.MethodGet, "/runbooks/vllm/KVCacheSaturated.md?raw", html)
 	if code != 200 || !strings.HasPrefix(body, "# KV cache saturated") {
 		t.Errorf(".md?raw = %d %q, want the markdown text", code, body)
 	}
-	code, body = ts.do(t, http.MethodGet, "/runbooks/vllm/", nil)
+	code, body = ts.Do(t, http.MethodGet, "/runbooks/vllm/", nil)
 	if code != 200 || strings.TrimSpace(body) != "KVCacheSaturated" {
 		t.Errorf("index = %d %q", code, body)
 	}
-	if code, _ := ts.do(t, http.MethodGet, "/runbooks/vllm/Nope", nil); code != 404 {
+	if code, _ := ts.Do(t, http.MethodGet, "/runbooks/vllm/Nope", nil); code != 404 {
 		t.Errorf("missing runbook = %d, want 404", code)
 	}
-	code, body = ts.do(t, http.MethodGet, "/runbooks/../secret.txt", nil)
+	code, body = ts.Do(t, http.MethodGet, "/runbooks/../secret.txt", nil)
 	if code == 200 || strings.Contains(body, "not a runbook") {
 		t.Errorf("path traversal served %d %q", code, body)
 	}

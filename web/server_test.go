@@ -3,27 +3,21 @@ package web
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/prometheus/promql"
-	promrules "github.com/prometheus/prometheus/rules"
-	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/notifier"
+	"github.com/pagedhq/paged/web/webtest"
 )
 
 // The HTTP surface's tests drive New directly, as the daemon does: the
@@ -31,101 +25,24 @@ import (
 // Prometheus's own rule manager, the real notifier when paged.yaml has a
 // notifier block, and a Reload that re-reads the file.
 
-const basicRules = `groups:
-  - name: basic
-    interval: 1s
-    rules:
-      - alert: AlwaysFiring
-        expr: vector(1) > 0
-        labels: {severity: warning}
-        annotations: {summary: "value is {{ $value }}"}
-      - record: basic:three
-        expr: vector(3)
-`
-
-const minimalConfig = `
-datasource:
-  prometheus: {url: "http://127.0.0.1:9"}
-rule_files: [%s]
-`
-
-func configWith(ruleFiles string) string {
-	return strings.Replace(minimalConfig, "%s", ruleFiles, 1)
-}
-
-var writeFile = testbin.WriteFile
-
-type syncBuffer = testbin.SyncBuffer
+var (
+	basicRules = webtest.BasicRules
+	configWith = webtest.ConfigWith
+	writeFile  = testbin.WriteFile
+	call       = webtest.Call
+)
 
 func noEnv(string) string { return "" }
 
-// managerEngine is a test Engine built on Prometheus's own rule manager
-// over a local TSDB: the same *rules.Group values the real engine returns,
-// without a datasource. Rules like vector(1) need no data.
-type managerEngine struct {
-	mgr *promrules.Manager
-
-	mu     sync.Mutex
-	ready  bool
-	reason string
-}
-
-func newManagerEngine(t testing.TB, logger *slog.Logger) *managerEngine {
-	t.Helper()
-	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 1e6, Timeout: 10 * time.Second})
-	e := &managerEngine{ready: true}
-	e.mgr = promrules.NewManager(&promrules.ManagerOptions{
-		QueryFunc:    promrules.EngineQueryFunc(eng, db),
-		NotifyFunc:   func(context.Context, string, ...*promrules.Alert) {},
-		Context:      context.Background(),
-		AppendableV2: db,
-		Queryable:    db,
-		Logger:       logger,
-		ResendDelay:  time.Minute,
-	})
-	return e
-}
-
-func (e *managerEngine) applyRules(cfg *config.Config) error {
-	files := cfg.RuleFilePaths
-	// Prometheus's Update only says "error loading rules"; load first to
-	// get the reasons, as the real engine does.
-	if _, errs := e.mgr.LoadGroups(cfg.Global.EvaluationInterval, cfg.Global.ExternalLabels, cfg.Global.ExternalURL.String(), nil, false, files...); len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	return e.mgr.Update(cfg.Global.EvaluationInterval, files, cfg.Global.ExternalLabels, cfg.Global.ExternalURL.String(), nil)
-}
-
-func (e *managerEngine) RuleGroups() []*promrules.Group { return e.mgr.RuleGroups() }
-
-func (e *managerEngine) Ready() (bool, string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ready, e.reason
-}
-
-func (e *managerEngine) setReady(ok bool, reason string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ready, e.reason = ok, reason
-}
-
-// testServer is the HTTP surface over a managerEngine and, with a
-// notifier block, the real notifier, configured from paged.yaml in a temp
-// dir.
+// testServer is the HTTP surface over a webtest.Engine and, with a
+// notifier block, the real notifier, configured from paged.yaml in its
+// Site's dir.
 type testServer struct {
+	*webtest.Site
 	web      *Handler
-	eng      *managerEngine
 	notifier *notifier.Notifier
-	dir      string
 	opts     struct{ ConfigFile string } // paged.yaml, as the daemon's options name it
 	getenv   func(string) string
-	logs     *syncBuffer
 	registry *prometheus.Registry
 	reloads  *prometheus.CounterVec // paged_config_reloads_total, as the daemon counts them
 	cfg      atomic.Pointer[config.Config]
@@ -144,16 +61,11 @@ func newTestServer(t testing.TB, config string, files map[string]string, env map
 // --web.config.file, which wins over web.config_file) are kept.
 func newWebServer(t testing.TB, text string, files map[string]string, getenv func(string) string, opts Options) *testServer {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		writeFile(t, dir, name, content)
-	}
-	writeFile(t, dir, "paged.yaml", text)
-	ts := &testServer{dir: dir, getenv: getenv, logs: &syncBuffer{}, registry: prometheus.NewRegistry()}
-	ts.opts.ConfigFile = filepath.Join(dir, "paged.yaml")
+	ts := &testServer{Site: webtest.NewSite(t, text, files), getenv: getenv, registry: prometheus.NewRegistry()}
+	ts.opts.ConfigFile = ts.ConfigFile()
 	ts.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paged_config_reloads_total", Help: "Configuration reloads by result."}, []string{"result"})
 	ts.registry.MustRegister(ts.reloads)
-	logger := slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := ts.Logger
 	if opts.WebConfigFile != "" {
 		if err := config.ValidateWebConfig(opts.WebConfigFile); err != nil {
 			t.Fatalf("web config: %v", err)
@@ -165,12 +77,12 @@ func newWebServer(t testing.TB, text string, files map[string]string, getenv fun
 	}
 	cfg.UseWebConfig(opts.WebConfigFile)
 	ts.cfg.Store(cfg)
-	ts.eng = newManagerEngine(t, logger)
-	if err := ts.eng.applyRules(cfg); err != nil {
+	ts.Engine = webtest.NewEngine(t, logger)
+	if err := ts.Engine.ApplyRules(cfg); err != nil {
 		t.Fatalf("load rules: %v", err)
 	}
 	opts.Config = ts.Config
-	opts.Engine = ts.eng
+	opts.Engine = ts.Engine
 	opts.Reload = ts.Reload
 	opts.Registry = ts.registry
 	opts.Logger = logger
@@ -198,6 +110,7 @@ func newWebServer(t testing.TB, text string, files map[string]string, getenv fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts.HTTP = ts.web
 	return ts
 }
 
@@ -234,42 +147,11 @@ func (ts *testServer) reload() error {
 			return err
 		}
 	}
-	if err := ts.eng.applyRules(cfg); err != nil {
+	if err := ts.Engine.ApplyRules(cfg); err != nil {
 		return err
 	}
 	ts.cfg.Store(cfg)
 	return nil
-}
-
-// rewrite replaces the configuration file.
-func (ts *testServer) rewrite(t *testing.T, config string) {
-	t.Helper()
-	writeFile(t, ts.dir, "paged.yaml", config)
-}
-
-// evalAll evaluates every group once at now, as the engine's loop would.
-func (ts *testServer) evalAll(now time.Time) {
-	for _, g := range ts.eng.RuleGroups() {
-		g.Eval(context.Background(), now)
-	}
-}
-
-func (ts *testServer) do(t *testing.T, method, path string, header http.Header) (int, string) {
-	t.Helper()
-	rec := ts.record(t, method, path, header)
-	return rec.Code, rec.Body.String()
-}
-
-// record serves one request and returns the whole response.
-func (ts *testServer) record(t *testing.T, method, path string, header http.Header) *httptest.ResponseRecorder {
-	t.Helper()
-	req := httptest.NewRequest(method, path, nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	rec := httptest.NewRecorder()
-	ts.Handler().ServeHTTP(rec, req)
-	return rec
 }
 
 // serveConfig writes config (and files) into a temp dir, builds the HTTP
@@ -295,7 +177,7 @@ func serveConfig(t *testing.T, config string, files map[string]string, opts Opti
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       ts.Config().Web.IdleTimeout,
 		MaxHeaderBytes:    int(ts.Config().Web.MaxHeaderBytes),
-		ErrorLog:          slog.NewLogLogger(slog.New(slog.NewTextHandler(ts.logs, nil)).Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(slog.New(slog.NewTextHandler(ts.Logs, nil)).Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	done := make(chan error, 1)
@@ -313,29 +195,4 @@ func serveConfig(t *testing.T, config string, files map[string]string, opts Opti
 		wg.Wait()
 	})
 	return ln.Addr().String(), ts
-}
-
-// call sends one request and returns the status and body.
-func call(t *testing.T, c *http.Client, method, url string, body io.Reader, header http.Header) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if req.Header.Get("Content-Type") == "" && body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }

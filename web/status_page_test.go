@@ -17,7 +17,7 @@ datasource:
 rule_files: [rules/ui.rules.yaml]
 packs: [{name: vllm}]
 `+uiNotifier, map[string]string{"rules/ui.rules.yaml": uiRules}, nil)
-	code, body := ts.do(t, http.MethodGet, "/status", nil)
+	code, body := ts.Do(t, http.MethodGet, "/status", nil)
 	if code != http.StatusOK {
 		t.Fatalf("/status = %d", code)
 	}

@@ -73,7 +73,7 @@ func newUIServer(t *testing.T, extraConfig string, ruleFile string) *testServer 
 		"runbooks/vllm/VLLMKVCacheSaturated.md": "# KV cache saturated\n\nScale out.\n",
 		"token":                                 "tok-ui-123\n",
 	}, nil)
-	ts.evalAll(time.Now())
+	ts.EvalAll(time.Now())
 	return ts
 }
 
@@ -108,7 +108,7 @@ func (ts *testServer) postSilence(t *testing.T, body, token string) string {
 func TestUIOverview(t *testing.T) {
 	ts := newUIServer(t, "web: {runbooks_dir: runbooks}\n", uiRules)
 	// The first rule's query fails: its alert keeps firing, marked stale.
-	rule := ts.eng.RuleGroups()[0].AlertingRules()[0]
+	rule := ts.Engine.RuleGroups()[0].AlertingRules()[0]
 	rule.SetLastError(context.DeadlineExceeded)
 	rule.SetHealth(promrules.HealthBad)
 	end := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -319,10 +319,10 @@ func TestUINoExternalResources(t *testing.T) {
 
 func TestUIWithoutNotifier(t *testing.T) {
 	ts := newTestServer(t, configWith("rules/ui.rules.yaml"), map[string]string{"rules/ui.rules.yaml": uiRules}, nil)
-	ts.evalAll(time.Now())
+	ts.EvalAll(time.Now())
 	rec, body := ts.getUI(t, "/")
 	if rec.Code != 200 || !strings.Contains(body, "Silences need a <code>notifier:</code> block") || !strings.Contains(body, "VLLMKVCacheSaturated") {
-		t.Errorf("GET / without notifier = %d, page lacks the alert or the note\n%s", rec.Code, ts.logs.String())
+		t.Errorf("GET / without notifier = %d, page lacks the alert or the note\n%s", rec.Code, ts.Logs.String())
 	}
 }
 
@@ -550,7 +550,7 @@ func TestUIAmtoolCommand(t *testing.T) {
 			IsRegex, IsEqual bool
 		}
 	}
-	code, list := ts.do(t, http.MethodGet, "/api/v2/silences", http.Header{"Accept": {"application/json"}})
+	code, list := ts.Do(t, http.MethodGet, "/api/v2/silences", http.Header{"Accept": {"application/json"}})
 	if code != http.StatusOK {
 		t.Fatalf("GET /api/v2/silences = %d %s", code, list)
 	}

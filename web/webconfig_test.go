@@ -8,30 +8,14 @@ import (
 	"testing"
 
 	"github.com/pagedhq/paged/internal/testbin"
+	"github.com/pagedhq/paged/web/webtest"
 )
-
-// tlsWebConfig is a web configuration serving the test certificate.
-const tlsWebConfig = "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n"
-
-// webFiles are the files of a server with a web configuration: the rule
-// file, a self-signed certificate under tls/ and web.yml.
-func webFiles(t *testing.T, webYML string) (map[string]string, *http.Client) {
-	t.Helper()
-	cert := testbin.SelfSignedCert(t)
-	return map[string]string{
-		"rules/basic.rules.yaml": basicRules,
-		"tls/cert.pem":           string(cert.CertPEM),
-		"tls/key.pem":            string(cert.KeyPEM),
-		"web.yml":                webYML,
-		"token":                  "tok-web-1\n",
-	}, cert.Client()
-}
 
 // With tls_server_config, paged serves HTTPS: a client that trusts the
 // certificate gets answers, plain HTTP on the same port gets none, and
 // the default external URL (the links in alerts) is https.
 func TestWebConfigTLS(t *testing.T) {
-	files, client := webFiles(t, tlsWebConfig)
+	files, client := webtest.WebFiles(t, webtest.TLSWebConfig)
 	addr, s := serveConfig(t, limitsConfig("  config_file: web.yml\n"), files, Options{})
 	base := "https://" + addr
 
@@ -71,7 +55,7 @@ func TestWebConfigTLS(t *testing.T) {
 // bearer token back without a reload.
 func TestWebConfigBasicAuth(t *testing.T) {
 	hash := testbin.BcryptHash(t, "right-pw")
-	files, client := webFiles(t, tlsWebConfig+"basic_auth_users:\n  ana: "+hash+"\n")
+	files, client := webtest.WebFiles(t, webtest.TLSWebConfig+"basic_auth_users:\n  ana: "+hash+"\n")
 	addr, s := serveConfig(t, limitsConfig("  config_file: web.yml\n  auth_token_file: token\n"), files, Options{})
 	base := "https://" + addr
 	basic := func(user, pw string) http.Header {
@@ -104,7 +88,7 @@ func TestWebConfigBasicAuth(t *testing.T) {
 	}
 
 	// Without users, basic credentials are no longer a way past the token.
-	writeFile(t, filepath.Dir(s.opts.ConfigFile), "web.yml", tlsWebConfig)
+	writeFile(t, filepath.Dir(s.opts.ConfigFile), "web.yml", webtest.TLSWebConfig)
 	if code, _ := call(t, client, http.MethodPost, base+"/-/reload", nil, basic("ana", "right-pw")); code != http.StatusUnauthorized {
 		t.Errorf("reload with basic credentials once users are gone = %d, want 401", code)
 	}
