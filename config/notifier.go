@@ -86,4 +86,8 @@ func resolveNotifierPaths(c *notifier.Config, dir string) {
 	for i := range c.Alertmanagers {
 		c.Alertmanagers[i].HTTPConfig.SetDirectory(dir)
 	}
+	if si := c.SlackInteractivity; si != nil {
+		si.AppLevelTokenFile = joinDir(dir, si.AppLevelTokenFile)
+		si.SigningSecretFile = joinDir(dir, si.SigningSecretFile)
+	}
 }

@@ -115,6 +115,14 @@ func (t *teeNotifier) ApplyConfig(c *notifier.Config) error {
 	return t.next.ApplyConfig(c)
 }
 
+// SlackInteractionsHandler passes Slack's button presses to the notifier.
+func (t *teeNotifier) SlackInteractionsHandler() http.Handler {
+	if si, ok := t.next.(interface{ SlackInteractionsHandler() http.Handler }); ok {
+		return si.SlackInteractionsHandler()
+	}
+	return http.NotFoundHandler()
+}
+
 func (t *teeNotifier) APIHandler() http.Handler {
 	if t.next == nil {
 		return http.NotFoundHandler()

@@ -26,6 +26,10 @@ type Config struct {
 	// Templates are template files (globs) with extra definitions for the
 	// Slack title/text templates, as in Alertmanager's `templates:`.
 	Templates []string
+	// SlackInteractivity, when set, turns the Slack messages' Acknowledge
+	// and Silence buttons into actions paged applies (slack_actions.go);
+	// nil keeps them links.
+	SlackInteractivity *SlackInteractivity
 
 	// am is the validated Alertmanager configuration holding route,
 	// inhibit_rules and time intervals. Its receivers carry names only,
@@ -68,6 +72,11 @@ type SlackConfig struct {
 
 	Timeout    model.Duration              `yaml:"timeout"`
 	HTTPConfig *commoncfg.HTTPClientConfig `yaml:"http_config"`
+
+	// AllowedUsers and AllowedUserGroups narrow who may act on this
+	// destination's messages, beside slack_interactivity's own lists.
+	AllowedUsers      []string `yaml:"allowed_users"`
+	AllowedUserGroups []string `yaml:"allowed_user_groups"`
 }
 
 // BotMode reports whether the config uses a bot token (Web API).
@@ -176,6 +185,20 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 			}
 		case "receivers":
 			errs = append(errs, c.decodeReceivers(v)...)
+		case "slack_interactivity":
+			if isNull(v) {
+				continue
+			}
+			si := &SlackInteractivity{}
+			if err := decodeStrict(v, si); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := si.validate(v); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.SlackInteractivity = si
 		case "alertmanagers":
 			if v.Kind != yaml.SequenceNode && !isNull(v) {
 				errs = append(errs, posErr(v, "alertmanagers: expected a list"))
@@ -371,6 +394,14 @@ func (s *SlackConfig) validate() error {
 		return errors.New("channel is required with app_token")
 	case s.MaxAlerts < 0:
 		return errors.New("max_alerts must not be negative")
+	case (len(s.AllowedUsers) > 0 || len(s.AllowedUserGroups) > 0) && !s.BotMode():
+		return errors.New("allowed_users and allowed_user_groups need app_token: only a bot's messages have buttons that act")
+	}
+	if err := checkSlackIDs("allowed_users", s.AllowedUsers, slackUserID); err != nil {
+		return err
+	}
+	if err := checkSlackIDs("allowed_user_groups", s.AllowedUserGroups, slackGroupID); err != nil {
+		return err
 	}
 	if s.APIURL != "" {
 		if err := checkURL(string(s.APIURL)); err != nil {
@@ -668,7 +699,21 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("receiver %q is not defined", r.Name)
 		}
 	}
+	if c.SlackInteractivity != nil && !c.hasBotSlack() {
+		return errors.New("slack_interactivity: no slack_configs entry has app_token: the buttons act on messages a bot posted and edits")
+	}
 	return nil
+}
+
+func (c *Config) hasBotSlack() bool {
+	for _, r := range c.Receivers {
+		for _, s := range r.SlackConfigs {
+			if s.BotMode() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Alertmanager returns the Alertmanager view of the configuration (route,

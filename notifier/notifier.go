@@ -120,8 +120,12 @@ type Notifier struct {
 	heldRoute *dispatch.Route
 	heldCache map[model.Fingerprint]*heldStatic
 
+	acts  *slackActions  // applies the Slack buttons' presses
+	inter *interactivity // receives them (Socket Mode, HTTP)
+
 	mu      sync.Mutex
 	conf    *Config
+	slacks  map[slackKey]*slackNotifier
 	running bool
 	disp    *dispatch.Dispatcher
 	inhib   *inhibit.Inhibitor
@@ -255,6 +259,8 @@ func New(opts Options) (*Notifier, error) {
 	}
 	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec, pool: n.flushers}
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
+	n.acts = newSlackActions(n, reg)
+	n.inter = &interactivity{acts: n.acts}
 	n.conf = opts.Config
 	// Forwarding queues exist before Run, so alerts notified early are
 	// kept (bounded) and sent once Run starts.
@@ -262,7 +268,7 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return fail(err)
 	}
-	n.fwd = b.fwd
+	n.fwd, n.slacks = b.fwd, b.slacks
 	n.updateAPI(opts.Config)
 	return n, nil
 }
@@ -375,8 +381,11 @@ func (n *Notifier) Run(ctx context.Context) error {
 	if err != nil {
 		n.logger.Error("starting notifier failed", "err", err)
 	} else {
+		n.inter.apply(ctx, conf.SlackInteractivity)
+		wg.Go(func() { n.acts.run(ctx) })
 		<-ctx.Done()
 	}
+	n.inter.stop()
 
 	n.mu.Lock()
 	n.stopLocked()
@@ -415,14 +424,19 @@ func (n *Notifier) ApplyConfig(c *Config) error {
 			return err
 		}
 		n.mu.Lock()
-		n.conf = c
+		n.conf, n.slacks = c, b.slacks
 		b.fwd.adopt(n.fwd)
 		n.fwd = b.fwd
 		n.mu.Unlock()
 		n.updateAPI(c)
 		return nil
 	}
-	return n.start(c)
+	if err := n.start(c); err != nil {
+		return err
+	}
+	// Outside n.mu: a press being applied reads the configuration.
+	n.inter.apply(n.baseCtx(), c.SlackInteractivity)
+	return nil
 }
 
 // built is the config-scoped part of the notifier.
@@ -435,6 +449,16 @@ type built struct {
 	// staleEdits: the slack_configs, by receiver and index, that edit
 	// their group's message on a datasource state change.
 	staleEdits map[string]map[int]bool
+	// slacks are the Slack integrations, by receiver and index, for
+	// the edits that follow a button press.
+	slacks map[slackKey]*slackNotifier
+	// interactive: the slack_configs whose messages have action buttons.
+	interactive map[string]map[int]bool
+}
+
+type slackKey struct {
+	receiver string
+	idx      int
 }
 
 // build makes everything that can fail, without touching the running parts.
@@ -444,7 +468,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
 	tmpl.ExternalURL = n.external
-	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}, staleEdits: map[string]map[int]bool{}}
+	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}, staleEdits: map[string]map[int]bool{}, slacks: map[slackKey]*slackNotifier{}, interactive: map[string]map[int]bool{}}
 	active := map[string]bool{}
 	b.routes.Walk(func(r *dispatch.Route) { active[r.RouteOpts.Receiver] = true })
 	for name := range active {
@@ -454,7 +478,7 @@ func (n *Notifier) build(c *Config) (*built, error) {
 		if !active[r.Name] {
 			continue
 		}
-		ints, err := n.integrations(r, tmpl)
+		ints, err := n.integrations(r, tmpl, c.SlackInteractivity != nil, b.slacks)
 		if err != nil {
 			return nil, err
 		}
@@ -465,6 +489,12 @@ func (n *Notifier) build(c *Config) (*built, error) {
 					b.staleEdits[r.Name] = map[int]bool{}
 				}
 				b.staleEdits[r.Name][i] = true
+			}
+			if sc.BotMode() && c.SlackInteractivity != nil {
+				if b.interactive[r.Name] == nil {
+					b.interactive[r.Name] = map[int]bool{}
+				}
+				b.interactive[r.Name][i] = true
 			}
 		}
 	}
@@ -486,12 +516,20 @@ func (n *Notifier) build(c *Config) (*built, error) {
 }
 
 // integrations builds the integrations of one receiver.
-func (n *Notifier) integrations(r Receiver, tmpl *template.Template) ([]notify.Integration, error) {
+// interactive: the slack_interactivity block is set, and bot-token
+// messages get the action buttons; slacks collects the Slack integrations.
+func (n *Notifier) integrations(r Receiver, tmpl *template.Template, interactive bool, slacks map[slackKey]*slackNotifier) ([]notify.Integration, error) {
 	var ints []notify.Integration
 	for i, sc := range r.SlackConfigs {
 		s, err := newSlack(sc, i, tmpl, n.links(), n.stale, n.journal, n.opts.Transport, n.logger.With("integration", "slack", "receiver", r.Name), n.metrics)
 		if err != nil {
 			return nil, fmt.Errorf("receiver %q slack_configs[%d]: %w", r.Name, i, err)
+		}
+		if interactive && sc.BotMode() {
+			s.actions = n.acts
+		}
+		if slacks != nil {
+			slacks[slackKey{r.Name, i}] = s
 		}
 		ints = append(ints, notify.NewIntegration(n.metrics.wrap(s, r.Name, "slack"), s, "slack", i, r.Name))
 	}
@@ -542,7 +580,7 @@ func (n *Notifier) start(c *Config) error {
 	if timed {
 		intervener = b.intervener
 	}
-	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, intervener, nfl, n.notifyPeer(), staleEdits{stale: n.stale, slack: b.staleEdits})
+	stages := n.pipeline.stages(b.receivers, n.clusterWait, inhib, n.silencer, intervener, nfl, n.notifyPeer(), staleEdits{stale: n.stale, slack: b.staleEdits, acts: n.acts, interactive: b.interactive})
 	// A peer's flush waits its turn before sending; its deadline grows by
 	// that wait, as in Alertmanager.
 	timeout := func(d time.Duration) time.Duration { return max(d, notify.MinTimeout) + n.clusterWait() }
@@ -558,7 +596,7 @@ func (n *Notifier) start(c *Config) error {
 	if b.fwd != nil {
 		b.fwd.start(n.runCtx)
 	}
-	n.inhib, n.disp, n.fwd, n.conf = inhib, disp, b.fwd, c
+	n.inhib, n.disp, n.fwd, n.conf, n.slacks = inhib, disp, b.fwd, c, b.slacks
 	n.updateAPILocked(c)
 	return nil
 }
@@ -593,6 +631,14 @@ func (n *Notifier) updateAPILocked(c *Config) {
 		}
 		silencer.Mutes(ctx, ls)
 	})
+}
+
+// slackNotifierFor returns the Slack integration of a receiver's
+// slack_configs entry in the configuration in effect, or nil.
+func (n *Notifier) slackNotifierFor(receiver string, idx int) *slackNotifier {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.slacks[slackKey{receiver, idx}]
 }
 
 // groups serves the API's alert groups from the running dispatcher.

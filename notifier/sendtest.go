@@ -57,7 +57,7 @@ func SendTest(ctx context.Context, opts Options, receiver string) ([]SendResult,
 		return nil, fmt.Errorf("templates: %w", err)
 	}
 	tmpl.ExternalURL = n.external
-	ints, err := n.integrations(*r, tmpl)
+	ints, err := n.integrations(*r, tmpl, false, nil)
 	if err != nil {
 		return nil, err
 	}

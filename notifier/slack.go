@@ -37,6 +37,9 @@ type slackNotifier struct {
 	client  *http.Client
 	logger  *slog.Logger
 	metrics *metrics
+	// actions, when set, puts the acknowledge and silence buttons on the
+	// message, with what was done from them (slack_actions.go).
+	actions *slackActions
 }
 
 func newSlack(c *SlackConfig, idx int, tmpl *template.Template, links linkBuilder, stale *staleSet, journal *slackJournal, rt http.RoundTripper, logger *slog.Logger, m *metrics) (*slackNotifier, error) {
@@ -72,6 +75,15 @@ func (s *slackNotifier) render(ctx context.Context, alerts []*alert.Alert) (*tem
 			}
 			return s.stale.get(ls.Fingerprint())
 		},
+	}
+	if s.actions != nil {
+		recv, _ := notify.ReceiverName(ctx)
+		gkey, _ := notify.GroupKey(ctx)
+		now, ok := notify.Now(ctx)
+		if !ok {
+			now = time.Now()
+		}
+		in.actions = s.actions.view(ctx, recv, s.idx, gkey, now)
 	}
 	if s.conf.Title != "" {
 		in.title = text(s.conf.Title)

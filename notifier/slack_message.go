@@ -43,6 +43,9 @@ type messageInput struct {
 	maxAlerts int
 	links     linkBuilder
 	stale     func(template.Alert) bool
+	// actions, when set, adds the status of the group's acknowledgement
+	// and silence and the buttons that change them.
+	actions *actionsView
 }
 
 func truncate(s string, n int) string {
@@ -137,6 +140,9 @@ func renderSlack(in messageInput) slackMessage {
 	if more := len(d.Alerts) - len(shown); more > 0 {
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType,
 			fmt.Sprintf("+%d more alert(s) not shown", more), false, false)))
+	}
+	if in.actions != nil {
+		blocks = append(blocks, actionBlocks(in.actions, firing > 0)...)
 	}
 	if len(blocks) > slackMaxBlocks { // cannot happen with the caps above; keep Slack's limit anyway
 		blocks = append(blocks[:slackMaxBlocks-1], slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "+ more not shown", false, false)))

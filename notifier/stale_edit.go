@@ -35,15 +35,26 @@ const storeStale = "slack_stale"
 type staleEdits struct {
 	stale *staleSet
 	slack map[string]map[int]bool
+	// acts and interactive: the integrations whose messages have action
+	// buttons, which an acknowledgement holds back (ackStage).
+	acts        *slackActions
+	interactive map[string]map[int]bool
 }
 
 // wrap returns dedup, followed by the stale check for an integration that
 // edits its message.
 func (e staleEdits) wrap(receiver string, in *notify.Integration, dedup notify.Stage) notify.Stage {
-	if e.stale == nil || in.Name() != "slack" || !e.slack[receiver][in.Index()] {
+	if in.Name() != "slack" {
 		return dedup
 	}
-	return staleEditStage{dedup: dedup, stale: e.stale}
+	st := dedup
+	if e.stale != nil && e.slack[receiver][in.Index()] {
+		st = staleEditStage{dedup: dedup, stale: e.stale}
+	}
+	if e.acts != nil && e.interactive[receiver][in.Index()] {
+		st = ackStage{next: st, acts: e.acts, receiver: receiver, idx: in.Index()}
+	}
+	return st
 }
 
 // staleEditStage runs the dedup stage; when it lets nothing through, it

@@ -33,6 +33,17 @@ type Notifier interface {
 	APIHandler() http.Handler
 }
 
+// SlackInteractions is a Notifier that applies the presses of its Slack
+// messages' buttons (slack_interactivity, mode http): web serves it at
+// POST /slack/interactions. Slack's signature authenticates those
+// requests, not web.auth_token.
+type SlackInteractions interface {
+	SlackInteractionsHandler() http.Handler
+}
+
+// slackInteractionsPath is where Slack posts the presses in HTTP mode.
+const slackInteractionsPath = "/slack/interactions"
+
 // Options is what the HTTP surface reads and changes.
 type Options struct {
 	// Config returns the configuration in effect; a reload changes it.
@@ -125,6 +136,9 @@ func (h *Handler) routes() http.Handler {
 	h.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if h.notifier != nil {
 		r.Mount("/api/v2", h.limitAPI(h.notifier.APIHandler()))
+		if si, ok := h.notifier.(SlackInteractions); ok {
+			r.Post(slackInteractionsPath, si.SlackInteractionsHandler().ServeHTTP)
+		}
 	}
 	return r
 }

@@ -1,0 +1,140 @@
+package notifier
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/prometheus/alertmanager/nflog"
+	"github.com/prometheus/alertmanager/nflog/nflogpb"
+	"github.com/prometheus/alertmanager/silence"
+	"google.golang.org/protobuf/encoding/protodelim"
+)
+
+// actionsInterval is how often the notifier looks for group messages
+// that do not show their actions yet, and for silences "until resolved"
+// whose group has resolved.
+const actionsInterval = 10 * time.Second
+
+// untilResolvedGrace: a silence "until resolved" whose group paged does
+// not hold is expired only once paged has run this long (the engine has
+// sent its alerts again after a restart) and the silence is this old.
+const untilResolvedGrace = 5 * time.Minute
+
+// run does, every actionsInterval while interactivity is configured:
+//   - edit the messages whose action is on disk but not shown (paged was
+//     killed between the two, or the HA peer that applied it was);
+//   - expire the silences "until resolved" whose group has resolved.
+func (a *slackActions) run(ctx context.Context) {
+	started := time.Now()
+	t := time.NewTicker(actionsInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if c, _ := a.n.currentConfig(); c == nil || c.SlackInteractivity == nil {
+			continue
+		}
+		a.showPending(ctx)
+		a.expireResolved(ctx, started)
+	}
+}
+
+func (n *Notifier) currentConfig() (*Config, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.conf, n.running
+}
+
+// pendingActions lists the groups whose message does not show their
+// actions yet, from the notification log's entries.
+func (a *slackActions) pendingActions() []actionRef {
+	b, err := a.n.nflog.MarshalBinary()
+	if err != nil {
+		return nil
+	}
+	var refs []actionRef
+	br := bufio.NewReader(bytes.NewReader(b))
+	for {
+		var e nflogpb.MeshEntry
+		if err := protodelim.UnmarshalFrom(br, &e); err != nil {
+			break
+		}
+		if e.Entry == nil || e.Entry.Receiver == nil || e.Entry.Receiver.Integration != actionsIntegration {
+			continue
+		}
+		if _, ok := nflog.NewStore(e.Entry).GetInt(actPending); !ok {
+			continue
+		}
+		refs = append(refs, actionRef{Receiver: e.Entry.Receiver.GroupName, Idx: int(e.Entry.Receiver.Idx), GroupKey: string(e.Entry.GroupKey)})
+	}
+	return refs
+}
+
+func (a *slackActions) showPending(ctx context.Context) {
+	for _, ref := range a.pendingActions() {
+		st := loadActions(a.n.nflog, ref.Receiver, ref.Idx, ref.GroupKey)
+		err := a.editMessage(ctx, ref, st.str(actChannel), st.str(actMessageTS))
+		if err != nil {
+			a.logger.Debug("slack message still does not show its action", "receiver", ref.Receiver, "group", ref.GroupKey, "err", err)
+			continue
+		}
+		a.logger.Info("slack message now shows the action applied before", "receiver", ref.Receiver, "group", ref.GroupKey)
+	}
+}
+
+// expireResolved expires the silences "until resolved" whose group has
+// no firing alert left. Both peers of a pair do it; the second finds it
+// expired.
+func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
+	sils, _, err := a.n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, s := range sils {
+		if s.Annotations[silenceAnnotationUntilResol] != "true" {
+			continue
+		}
+		receiver, gkey := s.Annotations[silenceAnnotationReceiver], s.Annotations[silenceAnnotationGroup]
+		g := a.n.liveGroup(ctx, receiver, gkey)
+		switch {
+		case g != nil && groupFiring(g, now):
+			continue
+		case g == nil && (now.Sub(started) < untilResolvedGrace || now.Sub(s.StartsAt.AsTime()) < untilResolvedGrace):
+			continue
+		}
+		if err := a.n.silences.Expire(ctx, s.Id); err != nil {
+			continue // expired by the peer meanwhile, or gone
+		}
+		a.logger.Info("silence from Slack expired: its group resolved", "silence", s.Id, "receiver", receiver, "group", gkey)
+		if g != nil {
+			if idx, ok := a.silenceMessage(receiver, gkey); ok {
+				_ = a.editMessage(ctx, actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}, "", "")
+			}
+		}
+	}
+}
+
+// silenceMessage finds which slack_configs entry's message a silence came
+// from: the entry whose actions record it.
+func (a *slackActions) silenceMessage(receiver, gkey string) (int, bool) {
+	c, _ := a.n.currentConfig()
+	if c == nil {
+		return 0, false
+	}
+	r, ok := c.Receiver(receiver)
+	if !ok {
+		return 0, false
+	}
+	for i := range r.SlackConfigs {
+		if loadActions(a.n.nflog, receiver, i, gkey).str(actSilenceID) != "" {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,247 @@
+package notifier
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/pagedhq/paged/notifier/notifiertest"
+	"github.com/pagedhq/paged/rules"
+)
+
+const testSigningSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
+func interactiveConfig(s *notifiertest.Slack, repeat string, extra string) string {
+	return fmt.Sprintf(`
+route:
+  receiver: oncall
+  group_by: [alertname]
+  group_wait: 20ms
+  group_interval: 100ms
+  repeat_interval: %s
+receivers:
+  - name: oncall
+    slack_configs:
+      - app_token: %s
+        app_url: %s
+        channel: "#alerts"
+slack_interactivity:
+  mode: http
+  signing_secret: %s
+%s`, repeat, testToken, s.APIURL(), testSigningSecret, extra)
+}
+
+// buttonValues returns the value of each button of a message, by action id.
+func buttonValues(t *testing.T, raw json.RawMessage) map[string]string {
+	t.Helper()
+	var blocks []struct {
+		Type     string `json:"type"`
+		BlockID  string `json:"block_id"`
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		t.Fatalf("blocks: %v", err)
+	}
+	out := map[string]string{}
+	for _, b := range blocks {
+		if b.Type == "actions" && b.BlockID == actionsBlockID {
+			for _, e := range b.Elements {
+				out[e.ActionID] = e.Value
+			}
+		}
+	}
+	return out
+}
+
+var actionSeq int64
+
+// pressPayload is the block_actions payload Slack sends for a press.
+func pressPayload(action, value, user, channel, ts string) string {
+	actionSeq++
+	ats := fmt.Sprintf("%d.%06d", time.Now().Unix(), actionSeq)
+	p := map[string]any{
+		"type":      "block_actions",
+		"user":      map[string]any{"id": user, "username": "ana", "name": "ana", "team_id": "T1"},
+		"team":      map[string]any{"id": "T1", "domain": "acme"},
+		"channel":   map[string]any{"id": channel, "name": "alerts"},
+		"container": map[string]any{"type": "message", "message_ts": ts, "channel_id": channel},
+		"message":   map[string]any{"type": "message", "ts": ts},
+		"actions":   []any{map[string]any{"type": "button", "action_id": action, "block_id": actionsBlockID, "value": value, "action_ts": ats}},
+	}
+	b, _ := json.Marshal(p)
+	return "payload=" + url.QueryEscape(string(b))
+}
+
+func signedRequest(body, secret string, at time.Time) *http.Request {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "v0:%s:%s", ts, body)
+	r := httptest.NewRequest(http.MethodPost, "/slack/interactions", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Slack-Request-Timestamp", ts)
+	r.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	return r
+}
+
+func serveInteraction(n *Notifier, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	n.SlackInteractionsHandler().ServeHTTP(w, r)
+	return w
+}
+
+// waitMessage waits until the group's message says want.
+func waitMessage(t *testing.T, s *notifiertest.Slack, channel, ts, want string) notifiertest.SlackCall {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var last notifiertest.SlackCall
+		for _, c := range s.Calls() {
+			if c.TS == ts && (c.Method == "chat.update" || c.Method == "chat.postMessage") {
+				last = c
+			}
+		}
+		m, ok := s.Message(last.Channel, ts)
+		shown := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(m.Blocks))
+		if ok && strings.Contains(shown, want) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("message never said %q; it is:\n%s", want, last.Blocks)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSlackActionsHTTP(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "1h", ""), Options{})
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "severity", "critical", "instance", "vllm-0:8000")})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	vals := buttonValues(t, post.Blocks)
+	for _, id := range []string{ActionAck, ActionSilence1h, ActionSilence4h, ActionSilence24h, ActionSilenceUntilResolved} {
+		if vals[id] == "" {
+			t.Fatalf("no %s button with a value in %s", id, post.Blocks)
+		}
+	}
+
+	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "C0ALERTS", post.TS)
+	req := signedRequest(ack, testSigningSecret, time.Now())
+	if w := serveInteraction(n.Notifier, req); w.Code != http.StatusOK {
+		t.Fatalf("signed press: %d %s", w.Code, w.Body)
+	}
+	m := waitMessage(t, s, post.Channel, post.TS, "Acknowledged by <@U0ANA>")
+	if v := buttonValues(t, m.Blocks); v[ActionUnack] == "" || v[ActionAck] != "" {
+		t.Errorf("acknowledged message buttons = %v, want paged.unack instead of paged.ack", v)
+	}
+
+	// The same request again, byte for byte: replayed, refused.
+	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Unix(mustInt(t, req.Header.Get("X-Slack-Request-Timestamp")), 0))); w.Code != http.StatusUnauthorized {
+		t.Errorf("replayed request: %d, want 401", w.Code)
+	}
+	// The same press signed anew (Slack delivering it again) is
+	// accepted and acts once: its action_ts was applied.
+	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now().Add(2*time.Second))); w.Code != http.StatusOK {
+		t.Fatalf("re-signed press: %d", w.Code)
+	}
+	if got := testutil.ToFloat64(n.acts.counter.WithLabelValues(ActionAck, actDuplicate)); got != 1 {
+		t.Errorf("duplicate acks = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(n.acts.counter.WithLabelValues(ActionAck, actApplied)); got != 1 {
+		t.Errorf("applied acks = %v, want 1", got)
+	}
+
+	// Forged, unsigned and stale requests change nothing.
+	sil := pressPayload(ActionSilence1h, vals[ActionSilence1h], "U0ANA", "C0ALERTS", post.TS)
+	for name, r := range map[string]*http.Request{
+		"forged":   signedRequest(sil, "not-the-secret", time.Now()),
+		"stale":    signedRequest(sil, testSigningSecret, time.Now().Add(-6*time.Minute)),
+		"unsigned": httptest.NewRequest(http.MethodPost, "/slack/interactions", strings.NewReader(sil)),
+	} {
+		if w := serveInteraction(n.Notifier, r); w.Code != http.StatusUnauthorized {
+			t.Errorf("%s request: %d, want 401", name, w.Code)
+		}
+	}
+	if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive)); len(sils) != 0 {
+		t.Fatalf("a refused request created %d silence(s)", len(sils))
+	}
+
+	if w := serveInteraction(n.Notifier, signedRequest(sil, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("silence press: %d", w.Code)
+	}
+	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 || sils[0].CreatedBy != "ana (U0ANA)" || !strings.Contains(sils[0].Comment, "Slack") {
+		t.Fatalf("silences = %v, want one created by ana (U0ANA)", sils)
+	}
+	if d := sils[0].EndsAt.AsTime().Sub(sils[0].StartsAt.AsTime()); d < time.Hour-time.Second || d > time.Hour {
+		t.Errorf("silence lasts %s, want 1h", d)
+	}
+	m = waitMessage(t, s, post.Channel, post.TS, "Silenced by <@U0ANA\u003e until")
+	vals = buttonValues(t, m.Blocks)
+	if vals[ActionUnsilence] == "" {
+		t.Fatalf("silenced message has no paged.unsilence: %v", vals)
+	}
+	uns := pressPayload(ActionUnsilence, vals[ActionUnsilence], "U0BOB", "C0ALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(uns, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("unsilence press: %d", w.Code)
+	}
+	waitMessage(t, s, post.Channel, post.TS, "lifted by <@U0BOB>")
+	if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive)); len(sils) != 0 {
+		t.Fatalf("unsilence left %d silence(s) active", len(sils))
+	}
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestSlackAckHoldsRepeats(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "300ms", ""), Options{})
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	vals := buttonValues(t, post.Blocks)
+	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "C0ALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("ack: %d", w.Code)
+	}
+	waitMessage(t, s, post.Channel, post.TS, "Acknowledged by")
+	// Keep the alert alive; count notifications over several repeat
+	// intervals.
+	before := len(s.Calls())
+	for range 8 {
+		n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
+		time.Sleep(200 * time.Millisecond)
+	}
+	calls := s.Calls()[before:]
+	for _, c := range calls {
+		if c.Method == "chat.postMessage" || c.Method == "chat.update" {
+			t.Errorf("acknowledged group notified again: %s %s", c.Method, c.Text)
+		}
+	}
+	if got := testutil.ToFloat64(n.acts.suppressed); got < 2 {
+		t.Errorf("held repeats = %v, want several", got)
+	}
+	// A new alert joins: the acknowledgement ends and the message says so.
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000"), firing("KVCacheSaturated", "instance", "vllm-1:8000")})
+	waitMessage(t, s, post.Channel, post.TS, "ended: a new alert joined")
+}
