@@ -20,14 +20,20 @@ import (
 	"github.com/pagedhq/paged/internal/httpauth"
 )
 
+// slackTeamID is the workspace the stand-in plays.
+const slackTeamID = "T0000"
+
 // SlackCall is one request received by the Slack stand-in.
 type SlackCall struct {
-	Method   string // chat.postMessage, chat.update or webhook
+	// Method is the Web API method (chat.postMessage, users.info, ...)
+	// or webhook for an incoming webhook.
+	Method   string
 	At       time.Time
 	Token    string
 	Channel  string // as sent
-	TS       string // ts of the message created or edited
+	TS       string // ts of the message created or edited (chat.postEphemeral: message_ts)
 	ThreadTS string
+	User     string // the user argument (chat.postEphemeral, users.info)
 	Text     string
 	Blocks   json.RawMessage
 	// Attachments are an incoming webhook's legacy attachments (what
@@ -37,7 +43,8 @@ type SlackCall struct {
 	Error       string // ok:false error answered, if any
 	// Metadata is the message metadata sent with chat.postMessage.
 	Metadata *SlackMetadata
-	// Form holds the arguments of conversations.history.
+	// Form holds the arguments of conversations.*, users.info and
+	// usergroups.users.list.
 	Form url.Values
 
 	// Where Token came from: the token= form field, an Authorization:
@@ -83,6 +90,9 @@ type Slack struct {
 	holds    map[string][]chan struct{} // method -> answers to hold
 	delay    func(method string) time.Duration
 	others   []string // channel names that exist besides those posted to (AddChannels)
+
+	users  map[string]string   // user ID -> name (SetUser)
+	groups map[string][]string // user group ID -> user IDs (SetUserGroup)
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -99,11 +109,27 @@ func NewSlack(t testing.TB, token string) *Slack {
 // would keep the fake clock from advancing). Its URLs use the host
 // slack.test.
 func NewSlackHandler(token string) *Slack {
-	return &Slack{token: token, messages: map[string]*SlackCall{}, changed: make(chan struct{})}
+	return &Slack{
+		token:    token,
+		messages: map[string]*SlackCall{},
+		changed:  make(chan struct{}),
+		users:    map[string]string{},
+		groups:   map[string][]string{},
+	}
 }
 
 // ServeHTTP answers one request as Slack would.
-func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serveHeld(w, r) }
+func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.serveHeld(w, r)
+}
+
+// methodOf names the call a request path makes, as SlackCall.Method.
+func methodOf(path string) string {
+	if m, ok := strings.CutPrefix(path, "/api/"); ok {
+		return m
+	}
+	return "webhook"
+}
 
 func (s *Slack) base() string {
 	if s.srv == nil {
@@ -179,8 +205,22 @@ func (s *Slack) WaitCalls(t testing.TB, n int, timeout time.Duration) []SlackCal
 
 func (s *Slack) record(c SlackCall) {
 	s.calls = append(s.calls, c)
+	s.notify()
+}
+
+// notify wakes those waiting for a change (WaitCalls, ...).
+// Called with s.mu held.
+func (s *Slack) notify() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// fail records call answered ok:false with error e. Called with s.mu
+// held.
+func (s *Slack) fail(w http.ResponseWriter, call SlackCall, e string) {
+	call.Error = e
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": false, "error": e})
 }
 
 func channelID(name string) string {
@@ -192,9 +232,9 @@ func channelID(name string) string {
 
 func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	call := SlackCall{At: time.Now()}
-	if strings.HasPrefix(r.URL.Path, "/services/") {
-		call.Method = "webhook"
+	call := SlackCall{At: time.Now(), Method: methodOf(r.URL.Path)}
+	switch call.Method {
+	case "webhook":
 		var m struct {
 			Text        string            `json:"text"`
 			Blocks      json.RawMessage   `json:"blocks"`
@@ -205,8 +245,7 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Text, call.Blocks, call.Attachments = m.Text, m.Blocks, m.Attachments
-	} else {
-		call.Method = strings.TrimPrefix(r.URL.Path, "/api/")
+	default:
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
@@ -222,11 +261,13 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		call.TS = r.PostForm.Get("ts")
 		call.ThreadTS = r.PostForm.Get("thread_ts")
 		call.Text = r.PostForm.Get("text")
+		call.User = r.PostForm.Get("user")
 		if b := r.PostForm.Get("blocks"); b != "" {
 			call.Blocks = json.RawMessage(b)
 		}
 		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
-		if call.Method == "conversations.history" || call.Method == "conversations.list" {
+		switch call.Method {
+		case "conversations.history", "conversations.list", "users.info", "usergroups.users.list":
 			call.Form = r.PostForm
 		}
 	}
@@ -251,7 +292,8 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call.Status = http.StatusOK
-	if call.Method == "webhook" {
+	switch call.Method {
+	case "webhook":
 		s.record(call)
 		fmt.Fprint(w, "ok")
 		return
@@ -285,11 +327,30 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		s.history(w, r, call)
 	case "conversations.list":
 		s.channelList(w, call)
+	case "chat.postEphemeral":
+		s.postEphemeral(w, call)
+	case "users.info":
+		s.userInfo(w, call)
+	case "usergroups.users.list":
+		s.userGroupMembers(w, call)
 	default:
 		call.Error = "unknown_method"
 		s.record(call)
 		writeJSON(w, map[string]any{"ok": false, "error": "unknown_method"})
 	}
+}
+
+// postEphemeral answers chat.postEphemeral: {"ok":true,"message_ts":…}.
+// The message is seen by the user only; it is not in the channel's
+// history. Called with s.mu held.
+func (s *Slack) postEphemeral(w http.ResponseWriter, call SlackCall) {
+	if call.User == "" || call.Channel == "" {
+		s.fail(w, call, "invalid_arguments")
+		return
+	}
+	call.TS = s.newTS()
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": true, "message_ts": call.TS})
 }
 
 // scripted takes the script's reply for a call of method, if any. Called
