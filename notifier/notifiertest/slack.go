@@ -20,8 +20,14 @@ import (
 	"github.com/pagedhq/paged/internal/httpauth"
 )
 
-// slackTeamID is the workspace the stand-in plays.
-const slackTeamID = "T0000"
+// The workspace and app the stand-in plays.
+const (
+	slackTeamID     = "T0000"
+	slackTeamDomain = "paged-stand-in"
+	slackAppID      = "A0PAGED"
+	slackBotID      = "B0PAGED"
+	slackBotUserID  = "U0PAGEDBOT"
+)
 
 // SlackCall is one request received by the Slack stand-in.
 type SlackCall struct {

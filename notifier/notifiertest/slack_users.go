@@ -9,7 +9,8 @@ import (
 // and usergroups.users.list.
 
 // SetUser makes a user exist (users.info), with name as its handle, real
-// name and display name.
+// name and display name. BlockActionPayload takes it as the name of the
+// user clicking.
 func (s *Slack) SetUser(id, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
