@@ -31,8 +31,9 @@ const (
 
 // SlackCall is one request received by the Slack stand-in.
 type SlackCall struct {
-	// Method is the Web API method (chat.postMessage, users.info, ...)
-	// or webhook for an incoming webhook.
+	// Method is the Web API method (chat.postMessage, files.completeUploadExternal,
+	// ...), webhook for an incoming webhook, or
+	// upload for the bytes sent to a files.getUploadURLExternal URL.
 	Method   string
 	At       time.Time
 	Token    string
@@ -49,8 +50,8 @@ type SlackCall struct {
 	Error       string // ok:false error answered, if any
 	// Metadata is the message metadata sent with chat.postMessage.
 	Metadata *SlackMetadata
-	// Form holds the arguments of conversations.*, users.info and
-	// usergroups.users.list.
+	// Form holds the arguments of conversations.*, files.*, users.info
+	// and usergroups.users.list.
 	Form url.Values
 
 	// Where Token came from: the token= form field, an Authorization:
@@ -72,7 +73,8 @@ type SlackAttachment struct {
 type SlackReply struct {
 	// Method, when set, gives the reply to the next call of that method
 	// only (conversations.history, ...); calls of other methods pass it
-	// by. Empty: the next call of any method.
+	// by. Empty: the next call of any method. The upload URL is "upload";
+	// give it a Status, as slack-go reads no answer from it.
 	Method     string
 	Status     int    // HTTP status; 0 means 200
 	RetryAfter int    // seconds, sent as Retry-After
@@ -97,8 +99,10 @@ type Slack struct {
 	delay    func(method string) time.Duration
 	others   []string // channel names that exist besides those posted to (AddChannels)
 
-	users  map[string]string   // user ID -> name (SetUser)
-	groups map[string][]string // user group ID -> user IDs (SetUserGroup)
+	files  []*SlackFile
+	upload map[string]*SlackFile // upload URL key -> file
+	users  map[string]string     // user ID -> name (SetUser)
+	groups map[string][]string   // user group ID -> user IDs (SetUserGroup)
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -119,6 +123,7 @@ func NewSlackHandler(token string) *Slack {
 		token:    token,
 		messages: map[string]*SlackCall{},
 		changed:  make(chan struct{}),
+		upload:   map[string]*SlackFile{},
 		users:    map[string]string{},
 		groups:   map[string][]string{},
 	}
@@ -133,6 +138,9 @@ func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func methodOf(path string) string {
 	if m, ok := strings.CutPrefix(path, "/api/"); ok {
 		return m
+	}
+	if strings.HasPrefix(path, uploadPath) {
+		return "upload"
 	}
 	return "webhook"
 }
@@ -239,7 +247,15 @@ func channelID(name string) string {
 func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	call := SlackCall{At: time.Now(), Method: methodOf(r.URL.Path)}
+	var upload []byte
 	switch call.Method {
+	case "upload":
+		call.Token, call.TokenInHeader = httpauth.BearerToken(r.Header)
+		var err error
+		if upload, err = uploadedBytes(r, body); err != nil {
+			http.Error(w, "bad upload: "+err.Error(), http.StatusBadRequest)
+			return
+		}
 	case "webhook":
 		var m struct {
 			Text        string            `json:"text"`
@@ -273,7 +289,8 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
 		switch call.Method {
-		case "conversations.history", "conversations.list", "users.info", "usergroups.users.list":
+		case "conversations.history", "conversations.list", "files.getUploadURLExternal",
+			"files.completeUploadExternal", "users.info", "usergroups.users.list":
 			call.Form = r.PostForm
 		}
 	}
@@ -302,6 +319,9 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	case "webhook":
 		s.record(call)
 		fmt.Fprint(w, "ok")
+		return
+	case "upload":
+		s.receiveUpload(w, r.URL.Path, call, upload)
 		return
 	}
 	if s.token != "" && call.Token != s.token {
@@ -335,6 +355,10 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		s.channelList(w, call)
 	case "chat.postEphemeral":
 		s.postEphemeral(w, call)
+	case "files.getUploadURLExternal":
+		s.uploadURL(w, call)
+	case "files.completeUploadExternal":
+		s.completeUpload(w, call)
 	case "users.info":
 		s.userInfo(w, call)
 	case "usergroups.users.list":
