@@ -1,7 +1,25 @@
-// Package notifiertest has stand-ins for the notifier's destinations: a
-// server speaking Slack's Web API (chat.postMessage, chat.update,
-// conversations.history) and incoming webhooks, and a webhook sink. They
-// run on loopback httptest servers and record what they receive.
+// Package notifiertest has stand-ins for the notifier's destinations and
+// a webhook sink. They run on loopback httptest servers and record what
+// they receive.
+//
+// Slack is a stand-in for Slack that speaks its protocols over a real
+// socket, so that a real paged process (or slack-go's clients) can be
+// pointed at it through app_url:
+//
+//   - the Web API under /api/: chat.postMessage, chat.update,
+//     chat.postEphemeral, conversations.history, conversations.list,
+//     files.getUploadURLExternal and files.completeUploadExternal (with
+//     the upload URL in between), users.info, usergroups.users.list and
+//     apps.connections.open;
+//   - incoming webhooks under /services/;
+//   - Socket Mode: the WebSocket URL apps.connections.open gives, with
+//     hello, pings, envelopes to acknowledge (SendInteractive, Redeliver)
+//     and Slack's refreshes (RequestRefresh, DropConnections).
+//
+// Every call is recorded (Calls) under its Slack method name, and any of
+// them can be made to fail (Script). BlockActionPayload builds what Slack
+// sends when someone clicks a button of a message the stand-in holds, and
+// SignedInteraction signs it as Slack does for a request URL.
 package notifiertest
 
 import (
@@ -32,7 +50,7 @@ const (
 // SlackCall is one request received by the Slack stand-in.
 type SlackCall struct {
 	// Method is the Web API method (chat.postMessage, files.completeUploadExternal,
-	// ...), webhook for an incoming webhook, or
+	// apps.connections.open, ...), webhook for an incoming webhook, or
 	// upload for the bytes sent to a files.getUploadURLExternal URL.
 	Method   string
 	At       time.Time
@@ -99,6 +117,7 @@ type Slack struct {
 	delay    func(method string) time.Duration
 	others   []string // channel names that exist besides those posted to (AddChannels)
 
+	sm     socketMode
 	files  []*SlackFile
 	upload map[string]*SlackFile // upload URL key -> file
 	users  map[string]string     // user ID -> name (SetUser)
@@ -110,19 +129,23 @@ type Slack struct {
 func NewSlack(t testing.TB, token string) *Slack {
 	s := NewSlackHandler(token)
 	s.srv = httptest.NewServer(s)
-	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() {
+		s.srv.Close()
+		s.closeSockets()
+	})
 	return s
 }
 
 // NewSlackHandler makes the stand-in without a server, to be reached
 // through InProcess (for testing/synctest, where a listening server
 // would keep the fake clock from advancing). Its URLs use the host
-// slack.test.
+// slack.test. Socket Mode needs a server: use NewSlack.
 func NewSlackHandler(token string) *Slack {
 	return &Slack{
 		token:    token,
 		messages: map[string]*SlackCall{},
 		changed:  make(chan struct{}),
+		sm:       socketMode{tickets: map[string]bool{}, sent: map[string]*envelope{}, pingEvery: defaultPingInterval},
 		upload:   map[string]*SlackFile{},
 		users:    map[string]string{},
 		groups:   map[string][]string{},
@@ -131,6 +154,10 @@ func NewSlackHandler(token string) *Slack {
 
 // ServeHTTP answers one request as Slack would.
 func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, socketPath) {
+		s.serveSocket(w, r)
+		return
+	}
 	s.serveHeld(w, r)
 }
 
@@ -229,6 +256,26 @@ func (s *Slack) notify() {
 	s.changed = make(chan struct{})
 }
 
+// waitFor waits until cond, called with s.mu held, is true; false after
+// timeout.
+func (s *Slack) waitFor(cond func() bool, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok, ch := cond(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
 // fail records call answered ok:false with error e. Called with s.mu
 // held.
 func (s *Slack) fail(w http.ResponseWriter, call SlackCall, e string) {
@@ -322,6 +369,9 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case "upload":
 		s.receiveUpload(w, r.URL.Path, call, upload)
+		return
+	case "apps.connections.open":
+		s.openConnection(w, call)
 		return
 	}
 	if s.token != "" && call.Token != s.token {
