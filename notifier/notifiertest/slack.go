@@ -1,7 +1,25 @@
-// Package notifiertest has stand-ins for the notifier's destinations: a
-// server speaking Slack's Web API (chat.postMessage, chat.update,
-// conversations.history) and incoming webhooks, and a webhook sink. They
-// run on loopback httptest servers and record what they receive.
+// Package notifiertest has stand-ins for the notifier's destinations and
+// a webhook sink. They run on loopback httptest servers and record what
+// they receive.
+//
+// Slack is a stand-in for Slack that speaks its protocols over a real
+// socket, so that a real paged process (or slack-go's clients) can be
+// pointed at it through app_url:
+//
+//   - the Web API under /api/: chat.postMessage, chat.update,
+//     chat.postEphemeral, conversations.history, conversations.list,
+//     files.getUploadURLExternal and files.completeUploadExternal (with
+//     the upload URL in between), users.info, usergroups.users.list and
+//     apps.connections.open;
+//   - incoming webhooks under /services/;
+//   - Socket Mode: the WebSocket URL apps.connections.open gives, with
+//     hello, pings, envelopes to acknowledge (SendInteractive, Redeliver)
+//     and Slack's refreshes (RequestRefresh, DropConnections).
+//
+// Every call is recorded (Calls) under its Slack method name, and any of
+// them can be made to fail (Script). BlockActionPayload builds what Slack
+// sends when someone clicks a button of a message the stand-in holds, and
+// SignedInteraction signs it as Slack does for a request URL.
 package notifiertest
 
 import (
@@ -20,14 +38,27 @@ import (
 	"github.com/pagedhq/paged/internal/httpauth"
 )
 
+// The workspace and app the stand-in plays.
+const (
+	slackTeamID     = "T0000"
+	slackTeamDomain = "paged-stand-in"
+	slackAppID      = "A0PAGED"
+	slackBotID      = "B0PAGED"
+	slackBotUserID  = "U0PAGEDBOT"
+)
+
 // SlackCall is one request received by the Slack stand-in.
 type SlackCall struct {
-	Method   string // chat.postMessage, chat.update or webhook
+	// Method is the Web API method (chat.postMessage, files.completeUploadExternal,
+	// apps.connections.open, ...), webhook for an incoming webhook, or
+	// upload for the bytes sent to a files.getUploadURLExternal URL.
+	Method   string
 	At       time.Time
 	Token    string
 	Channel  string // as sent
-	TS       string // ts of the message created or edited
+	TS       string // ts of the message created or edited (chat.postEphemeral: message_ts)
 	ThreadTS string
+	User     string // the user argument (chat.postEphemeral, users.info)
 	Text     string
 	Blocks   json.RawMessage
 	// Attachments are an incoming webhook's legacy attachments (what
@@ -37,7 +68,8 @@ type SlackCall struct {
 	Error       string // ok:false error answered, if any
 	// Metadata is the message metadata sent with chat.postMessage.
 	Metadata *SlackMetadata
-	// Form holds the arguments of conversations.history.
+	// Form holds the arguments of conversations.*, files.*, users.info
+	// and usergroups.users.list.
 	Form url.Values
 
 	// Where Token came from: the token= form field, an Authorization:
@@ -59,7 +91,8 @@ type SlackAttachment struct {
 type SlackReply struct {
 	// Method, when set, gives the reply to the next call of that method
 	// only (conversations.history, ...); calls of other methods pass it
-	// by. Empty: the next call of any method.
+	// by. Empty: the next call of any method. The upload URL is "upload";
+	// give it a Status, as slack-go reads no answer from it.
 	Method     string
 	Status     int    // HTTP status; 0 means 200
 	RetryAfter int    // seconds, sent as Retry-After
@@ -83,6 +116,12 @@ type Slack struct {
 	holds    map[string][]chan struct{} // method -> answers to hold
 	delay    func(method string) time.Duration
 	others   []string // channel names that exist besides those posted to (AddChannels)
+
+	sm     socketMode
+	files  []*SlackFile
+	upload map[string]*SlackFile // upload URL key -> file
+	users  map[string]string     // user ID -> name (SetUser)
+	groups map[string][]string   // user group ID -> user IDs (SetUserGroup)
 }
 
 // NewSlack starts the stand-in; it accepts the bot token given (any token
@@ -90,20 +129,48 @@ type Slack struct {
 func NewSlack(t testing.TB, token string) *Slack {
 	s := NewSlackHandler(token)
 	s.srv = httptest.NewServer(s)
-	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() {
+		s.srv.Close()
+		s.closeSockets()
+	})
 	return s
 }
 
 // NewSlackHandler makes the stand-in without a server, to be reached
 // through InProcess (for testing/synctest, where a listening server
 // would keep the fake clock from advancing). Its URLs use the host
-// slack.test.
+// slack.test. Socket Mode needs a server: use NewSlack.
 func NewSlackHandler(token string) *Slack {
-	return &Slack{token: token, messages: map[string]*SlackCall{}, changed: make(chan struct{})}
+	return &Slack{
+		token:    token,
+		messages: map[string]*SlackCall{},
+		changed:  make(chan struct{}),
+		sm:       socketMode{tickets: map[string]bool{}, sent: map[string]*envelope{}, pingEvery: defaultPingInterval},
+		upload:   map[string]*SlackFile{},
+		users:    map[string]string{},
+		groups:   map[string][]string{},
+	}
 }
 
 // ServeHTTP answers one request as Slack would.
-func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serveHeld(w, r) }
+func (s *Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, socketPath) {
+		s.serveSocket(w, r)
+		return
+	}
+	s.serveHeld(w, r)
+}
+
+// methodOf names the call a request path makes, as SlackCall.Method.
+func methodOf(path string) string {
+	if m, ok := strings.CutPrefix(path, "/api/"); ok {
+		return m
+	}
+	if strings.HasPrefix(path, uploadPath) {
+		return "upload"
+	}
+	return "webhook"
+}
 
 func (s *Slack) base() string {
 	if s.srv == nil {
@@ -179,8 +246,42 @@ func (s *Slack) WaitCalls(t testing.TB, n int, timeout time.Duration) []SlackCal
 
 func (s *Slack) record(c SlackCall) {
 	s.calls = append(s.calls, c)
+	s.notify()
+}
+
+// notify wakes those waiting for a change (WaitCalls, ...).
+// Called with s.mu held.
+func (s *Slack) notify() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// waitFor waits until cond, called with s.mu held, is true; false after
+// timeout.
+func (s *Slack) waitFor(cond func() bool, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok, ch := cond(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// fail records call answered ok:false with error e. Called with s.mu
+// held.
+func (s *Slack) fail(w http.ResponseWriter, call SlackCall, e string) {
+	call.Error = e
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": false, "error": e})
 }
 
 func channelID(name string) string {
@@ -192,9 +293,17 @@ func channelID(name string) string {
 
 func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	call := SlackCall{At: time.Now()}
-	if strings.HasPrefix(r.URL.Path, "/services/") {
-		call.Method = "webhook"
+	call := SlackCall{At: time.Now(), Method: methodOf(r.URL.Path)}
+	var upload []byte
+	switch call.Method {
+	case "upload":
+		call.Token, call.TokenInHeader = httpauth.BearerToken(r.Header)
+		var err error
+		if upload, err = uploadedBytes(r, body); err != nil {
+			http.Error(w, "bad upload: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	case "webhook":
 		var m struct {
 			Text        string            `json:"text"`
 			Blocks      json.RawMessage   `json:"blocks"`
@@ -205,8 +314,7 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Text, call.Blocks, call.Attachments = m.Text, m.Blocks, m.Attachments
-	} else {
-		call.Method = strings.TrimPrefix(r.URL.Path, "/api/")
+	default:
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
@@ -222,11 +330,14 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		call.TS = r.PostForm.Get("ts")
 		call.ThreadTS = r.PostForm.Get("thread_ts")
 		call.Text = r.PostForm.Get("text")
+		call.User = r.PostForm.Get("user")
 		if b := r.PostForm.Get("blocks"); b != "" {
 			call.Blocks = json.RawMessage(b)
 		}
 		call.Metadata = parseMetadata(r.PostForm.Get("metadata"))
-		if call.Method == "conversations.history" || call.Method == "conversations.list" {
+		switch call.Method {
+		case "conversations.history", "conversations.list", "files.getUploadURLExternal",
+			"files.completeUploadExternal", "users.info", "usergroups.users.list":
 			call.Form = r.PostForm
 		}
 	}
@@ -251,9 +362,16 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call.Status = http.StatusOK
-	if call.Method == "webhook" {
+	switch call.Method {
+	case "webhook":
 		s.record(call)
 		fmt.Fprint(w, "ok")
+		return
+	case "upload":
+		s.receiveUpload(w, r.URL.Path, call, upload)
+		return
+	case "apps.connections.open":
+		s.openConnection(w, call)
 		return
 	}
 	if s.token != "" && call.Token != s.token {
@@ -285,11 +403,34 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 		s.history(w, r, call)
 	case "conversations.list":
 		s.channelList(w, call)
+	case "chat.postEphemeral":
+		s.postEphemeral(w, call)
+	case "files.getUploadURLExternal":
+		s.uploadURL(w, call)
+	case "files.completeUploadExternal":
+		s.completeUpload(w, call)
+	case "users.info":
+		s.userInfo(w, call)
+	case "usergroups.users.list":
+		s.userGroupMembers(w, call)
 	default:
 		call.Error = "unknown_method"
 		s.record(call)
 		writeJSON(w, map[string]any{"ok": false, "error": "unknown_method"})
 	}
+}
+
+// postEphemeral answers chat.postEphemeral: {"ok":true,"message_ts":…}.
+// The message is seen by the user only; it is not in the channel's
+// history. Called with s.mu held.
+func (s *Slack) postEphemeral(w http.ResponseWriter, call SlackCall) {
+	if call.User == "" || call.Channel == "" {
+		s.fail(w, call, "invalid_arguments")
+		return
+	}
+	call.TS = s.newTS()
+	s.record(call)
+	writeJSON(w, map[string]any{"ok": true, "message_ts": call.TS})
 }
 
 // scripted takes the script's reply for a call of method, if any. Called

@@ -92,10 +92,7 @@ func (s *Slack) PostOther(channel, text string) string {
 }
 
 func (s *Slack) serveHeld(w http.ResponseWriter, r *http.Request) {
-	method := "webhook"
-	if m, ok := strings.CutPrefix(r.URL.Path, "/api/"); ok {
-		method = m
-	}
+	method := methodOf(r.URL.Path)
 	hold, delay := s.takeHold(method), s.delayFor(method)
 	if hold == nil && delay <= 0 {
 		s.serve(w, r)
