@@ -173,6 +173,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		return posErr(n, "notifier: expected a mapping")
 	}
 	var errs []error
+	var siNode *yaml.Node
 	amKeys := map[string][2]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -189,16 +190,25 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 			if isNull(v) {
 				continue
 			}
+			if v.Kind != yaml.MappingNode {
+				errs = append(errs, posErr(v, "slack_interactivity: expected a mapping"))
+				continue
+			}
+			// Unknown keys and the values' problems are reported
+			// together: a pasted block usually has both.
 			si := &SlackInteractivity{}
-			if err := decodeStrict(v, si); err != nil {
+			if err := unknownKeys(v, si); err != nil {
 				errs = append(errs, err)
+			}
+			if err := v.Decode(si); err != nil {
+				errs = append(errs, yamlPosErr(err, v))
 				continue
 			}
 			if err := si.validate(v); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			c.SlackInteractivity = si
+			c.SlackInteractivity, siNode = si, v
 		case "alertmanagers":
 			if v.Kind != yaml.SequenceNode && !isNull(v) {
 				errs = append(errs, posErr(v, "alertmanagers: expected a list"))
@@ -219,6 +229,9 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		default:
 			errs = append(errs, posErr(k, "notifier: unknown key %q", k.Value))
 		}
+	}
+	if len(errs) == 0 && c.SlackInteractivity != nil && !c.hasBotSlack() {
+		errs = append(errs, posErr(siNode, "slack_interactivity: no slack_configs entry has app_token: the buttons act on messages a bot posted and edits"))
 	}
 	if len(errs) == 0 {
 		if err := c.loadAlertmanager(n, amKeys); err != nil {
@@ -309,6 +322,18 @@ func decodeStrict(n *yaml.Node, v any) error {
 	if n.Kind != yaml.MappingNode {
 		return posErr(n, "expected a mapping")
 	}
+	if err := unknownKeys(n, v); err != nil {
+		return err
+	}
+	if err := n.Decode(v); err != nil {
+		return yamlPosErr(err, n)
+	}
+	return nil
+}
+
+// unknownKeys reports the keys of the mapping n that the struct v does
+// not declare, each at its position.
+func unknownKeys(n *yaml.Node, v any) error {
 	known := map[string]bool{}
 	t := reflect.TypeOf(v).Elem()
 	for i := range t.NumField() {
@@ -321,13 +346,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 			errs = append(errs, posErr(k, "unknown key %q", k.Value))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if err := n.Decode(v); err != nil {
-		return yamlPosErr(err, n)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 var yamlLineRe = regexp.MustCompile(`line (\d+): `)
@@ -698,9 +717,6 @@ func (c *Config) Validate() error {
 		if !names[r.Name] && r.Name != defaultBlackhole {
 			return fmt.Errorf("receiver %q is not defined", r.Name)
 		}
-	}
-	if c.SlackInteractivity != nil && !c.hasBotSlack() {
-		return errors.New("slack_interactivity: no slack_configs entry has app_token: the buttons act on messages a bot posted and edits")
 	}
 	return nil
 }

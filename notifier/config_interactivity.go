@@ -107,11 +107,11 @@ func (s *SlackInteractivity) validate(n *yaml.Node) error {
 func checkSlackIDs(key string, ids []string, re *regexp.Regexp) error {
 	for _, id := range ids {
 		if !re.MatchString(id) {
-			kind := "user ids (U…)"
+			hint := "list user ids (U…): a profile's ⋮ → Copy member ID"
 			if re == slackGroupID {
-				kind = "user-group ids (S…)"
+				hint = "list user-group ids (S…): the last part of the group's URL in People → User groups"
 			}
-			return fmt.Errorf("%s: %q is not a Slack id; list %s, as in the profile's ⋮ → Copy member ID", key, id, kind)
+			return fmt.Errorf("%s: %q is not a Slack id; %s", key, id, hint)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/silence"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -244,4 +245,26 @@ func TestSlackAckHoldsRepeats(t *testing.T) {
 	// A new alert joins: the acknowledgement ends and the message says so.
 	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000"), firing("KVCacheSaturated", "instance", "vllm-1:8000")})
 	waitMessage(t, s, post.Channel, post.TS, "ended: a new alert joined")
+}
+
+// hashAlert must hash as the notification log's entries do, or an
+// acknowledged group's repeats would never be recognised.
+func TestHashAlertMatchesTheNotificationLog(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "1h", ""), Options{})
+	a := firing("KVCacheSaturated", "instance", "vllm-0:8000", "model_name", "meta-llama/Llama-3.1-8B")
+	n.Notify(context.Background(), []*rules.Alert{a})
+	s.WaitCalls(t, 1, 10*time.Second)
+	var e *nflogpb.Entry
+	deadline := time.Now().Add(10 * time.Second)
+	for e == nil && time.Now().Before(deadline) {
+		e = slackEntry(n.nflog, "oncall", 0, `{}:{alertname="KVCacheSaturated"}`)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e == nil || len(e.FiringAlerts) != 1 {
+		t.Fatalf("notification log entry = %v", e)
+	}
+	if got, want := hashAlert(toLabelSet(a.Labels)), e.FiringAlerts[0]; got != want {
+		t.Errorf("hashAlert = %d, the notification log has %d", got, want)
+	}
 }
