@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -37,6 +38,9 @@ type HeldAlert struct {
 	InhibitedBy []string
 	// Stale: paged's engine last sent it with the datasource failing.
 	Stale bool
+	// Ack is the Slack acknowledgement of the alert's group, nil without
+	// one.
+	Ack *Acknowledgement
 }
 
 // HeldAlerts returns the unresolved alerts the notifier holds, in no
@@ -86,6 +90,9 @@ func (n *Notifier) HeldAlerts(ctx context.Context) []HeldAlert {
 			Receivers: st.receivers, GroupBy: st.groupBy, GroupLabels: st.groupLabels,
 			Stale: n.stale.get(fp),
 		}
+		if len(st.receivers) > 0 && conf != nil && conf.SlackInteractivity != nil {
+			h.Ack = n.acknowledgement(conf, st.receivers[0], st.groupKey)
+		}
 		var c collector
 		mctx := marker.WithContext(ctx, &c)
 		if inhib != nil {
@@ -106,6 +113,7 @@ type heldStatic struct {
 	receivers   []string
 	groupBy     []string
 	groupLabels labels.Labels
+	groupKey    string // of the first route's group
 }
 
 func newHeldStatic(a *alert.Alert, route *dispatch.Route) *heldStatic {
@@ -120,15 +128,20 @@ func newHeldStatic(a *alert.Alert, route *dispatch.Route) *heldStatic {
 		}
 		if r.RouteOpts.GroupByAll {
 			st.groupBy, st.groupLabels = []string{"..."}, st.labels
+			st.groupKey = fmt.Sprintf("%s:%s", r.Key(), a.Labels)
 			continue
 		}
 		b := labels.NewScratchBuilder(len(r.RouteOpts.GroupBy))
+		gl := model.LabelSet{}
 		for name := range r.RouteOpts.GroupBy {
 			st.groupBy = append(st.groupBy, string(name))
 			if v, ok := a.Labels[name]; ok {
 				b.Add(string(name), string(v))
+				gl[name] = v
 			}
 		}
+		// As the dispatcher keys its groups.
+		st.groupKey = fmt.Sprintf("%s:%s", r.Key(), gl)
 		slices.Sort(st.groupBy)
 		b.Sort()
 		st.groupLabels = b.Labels()

@@ -1,15 +1,12 @@
 package notifier
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"time"
 
 	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/silence"
-	"google.golang.org/protobuf/encoding/protodelim"
 )
 
 // actionsInterval is how often the notifier looks for group messages
@@ -51,27 +48,14 @@ func (n *Notifier) currentConfig() (*Config, bool) {
 }
 
 // pendingActions lists the groups whose message does not show their
-// actions yet, from the notification log's entries.
+// actions yet.
 func (a *slackActions) pendingActions() []actionRef {
-	b, err := a.n.nflog.MarshalBinary()
-	if err != nil {
-		return nil
-	}
 	var refs []actionRef
-	br := bufio.NewReader(bytes.NewReader(b))
-	for {
-		var e nflogpb.MeshEntry
-		if err := protodelim.UnmarshalFrom(br, &e); err != nil {
-			break
+	a.n.actionEntries(func(e *nflogpb.Entry) {
+		if _, ok := nflog.NewStore(e).GetInt(actPending); ok {
+			refs = append(refs, actionRef{Receiver: e.Receiver.GroupName, Idx: int(e.Receiver.Idx), GroupKey: string(e.GroupKey)})
 		}
-		if e.Entry == nil || e.Entry.Receiver == nil || e.Entry.Receiver.Integration != actionsIntegration {
-			continue
-		}
-		if _, ok := nflog.NewStore(e.Entry).GetInt(actPending); !ok {
-			continue
-		}
-		refs = append(refs, actionRef{Receiver: e.Entry.Receiver.GroupName, Idx: int(e.Entry.Receiver.Idx), GroupKey: string(e.Entry.GroupKey)})
-	}
+	})
 	return refs
 }
 

@@ -141,7 +141,7 @@ func TestSlackActionsHTTP(t *testing.T) {
 		}
 	}
 
-	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "C0ALERTS", post.TS)
+	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "CALERTS", post.TS)
 	req := signedRequest(ack, testSigningSecret, time.Now())
 	if w := serveInteraction(n.Notifier, req); w.Code != http.StatusOK {
 		t.Fatalf("signed press: %d %s", w.Code, w.Body)
@@ -149,6 +149,15 @@ func TestSlackActionsHTTP(t *testing.T) {
 	m := waitMessage(t, s, post.Channel, post.TS, "Acknowledged by <@U0ANA>")
 	if v := buttonValues(t, m.Blocks); v[ActionUnack] == "" || v[ActionAck] != "" {
 		t.Errorf("acknowledged message buttons = %v, want paged.unack instead of paged.ack", v)
+	}
+
+	acks := n.Acknowledgements()
+	if len(acks) != 1 || acks[0].UserID != "U0ANA" || acks[0].UserName != "ana" || acks[0].Receiver != "oncall" {
+		t.Errorf("Acknowledgements() = %+v, want ana's", acks)
+	}
+	held := n.HeldAlerts(context.Background())
+	if len(held) != 1 || held[0].Ack == nil || held[0].Ack.UserID != "U0ANA" {
+		t.Errorf("held alert's acknowledgement = %+v", held)
 	}
 
 	// The same request again, byte for byte: replayed, refused.
@@ -168,7 +177,7 @@ func TestSlackActionsHTTP(t *testing.T) {
 	}
 
 	// Forged, unsigned and stale requests change nothing.
-	sil := pressPayload(ActionSilence1h, vals[ActionSilence1h], "U0ANA", "C0ALERTS", post.TS)
+	sil := pressPayload(ActionSilence1h, vals[ActionSilence1h], "U0ANA", "CALERTS", post.TS)
 	for name, r := range map[string]*http.Request{
 		"forged":   signedRequest(sil, "not-the-secret", time.Now()),
 		"stale":    signedRequest(sil, testSigningSecret, time.Now().Add(-6*time.Minute)),
@@ -197,11 +206,22 @@ func TestSlackActionsHTTP(t *testing.T) {
 	if vals[ActionUnsilence] == "" {
 		t.Fatalf("silenced message has no paged.unsilence: %v", vals)
 	}
-	uns := pressPayload(ActionUnsilence, vals[ActionUnsilence], "U0BOB", "C0ALERTS", post.TS)
+	uns := pressPayload(ActionUnsilence, vals[ActionUnsilence], "U0BOB", "CALERTS", post.TS)
 	if w := serveInteraction(n.Notifier, signedRequest(uns, testSigningSecret, time.Now())); w.Code != http.StatusOK {
 		t.Fatalf("unsilence press: %d", w.Code)
 	}
 	waitMessage(t, s, post.Channel, post.TS, "lifted by <@U0BOB>")
+	unack := pressPayload(ActionUnack, vals[ActionUnack], "U0BOB", "CALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(unack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("unack press: %d", w.Code)
+	}
+	m = waitMessage(t, s, post.Channel, post.TS, "withdrawn by <@U0BOB>")
+	if v := buttonValues(t, m.Blocks); v[ActionAck] == "" {
+		t.Errorf("after unack the message has no paged.ack: %v", v)
+	}
+	if acks := n.Acknowledgements(); len(acks) != 0 {
+		t.Errorf("after unack Acknowledgements() = %+v", acks)
+	}
 	if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive)); len(sils) != 0 {
 		t.Fatalf("unsilence left %d silence(s) active", len(sils))
 	}
@@ -221,7 +241,7 @@ func TestSlackAckHoldsRepeats(t *testing.T) {
 	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
 	post := s.WaitCalls(t, 1, 10*time.Second)[0]
 	vals := buttonValues(t, post.Blocks)
-	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "C0ALERTS", post.TS)
+	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "CALERTS", post.TS)
 	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
 		t.Fatalf("ack: %d", w.Code)
 	}
@@ -245,6 +265,9 @@ func TestSlackAckHoldsRepeats(t *testing.T) {
 	// A new alert joins: the acknowledgement ends and the message says so.
 	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000"), firing("KVCacheSaturated", "instance", "vllm-1:8000")})
 	waitMessage(t, s, post.Channel, post.TS, "ended: a new alert joined")
+	if strings.Contains(n.logs.String(), "level=ERROR") {
+		t.Errorf("errors logged:\n%s", n.logs)
+	}
 }
 
 // hashAlert must hash as the notification log's entries do, or an

@@ -140,6 +140,8 @@ func (a *slackActions) editMessage(ctx context.Context, ref actionRef, channel, 
 	rctx = notify.WithGroupKey(rctx, ref.GroupKey)
 	rctx = notify.WithGroupLabels(rctx, g.Labels)
 	rctx = notify.WithNow(rctx, time.Now())
+	// Not a notification: the message is only brought up to date.
+	rctx = notify.WithNotificationReason(rctx, notify.ReasonUnknown)
 	_, msg, err := s.render(rctx, g.Alerts)
 	if err != nil {
 		return err

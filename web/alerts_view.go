@@ -59,6 +59,19 @@ type viewAlert struct {
 	GeneratorURL           string
 	SilencedBy             []string
 	InhibitedBy            []string
+	Ack                    *notifier.Acknowledgement // from Slack; nil if none
+}
+
+// ackedBy names who acknowledged the alert's group: the Slack user's
+// name and id.
+func (v *viewAlert) ackedBy() string {
+	if v.Ack == nil {
+		return ""
+	}
+	if v.Ack.UserName == "" {
+		return v.Ack.UserID
+	}
+	return v.Ack.UserName + " (" + v.Ack.UserID + ")"
 }
 
 // collectAlerts returns every alert, sorted firing first, then by
@@ -126,7 +139,7 @@ func (h *Handler) collectAlerts(ctx context.Context) []*viewAlert {
 				add(v)
 			}
 			v.Receivers = held.Receivers
-			v.SilencedBy, v.InhibitedBy = held.SilencedBy, held.InhibitedBy
+			v.SilencedBy, v.InhibitedBy, v.Ack = held.SilencedBy, held.InhibitedBy, held.Ack
 			if v.State != "pending" {
 				switch {
 				case len(held.SilencedBy) > 0:

@@ -1,16 +1,20 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	promrules "github.com/prometheus/prometheus/rules"
+
+	"github.com/pagedhq/paged/notifier"
 )
 
 // Prometheus's error types, as its API reports them.
@@ -264,4 +268,24 @@ func (h *Handler) apiAlerts(ctx context.Context, g *promrules.Group, rule *promr
 		}
 	}
 	return out
+}
+
+// acknowledger is implemented by notifiers whose Slack messages can be
+// acknowledged (paged's, with slack_interactivity).
+type acknowledger interface {
+	Acknowledgements() []notifier.Acknowledgement
+}
+
+// handleAcknowledgements serves GET /api/v1/acknowledgements: the alert
+// groups acknowledged from Slack whose acknowledgement holds, on this
+// instance or its HA peer, in Prometheus's API envelope.
+func (h *Handler) handleAcknowledgements(w http.ResponseWriter, r *http.Request) {
+	acks := []notifier.Acknowledgement{}
+	if a, ok := h.notifier.(acknowledger); ok {
+		acks = a.Acknowledgements()
+	}
+	slices.SortFunc(acks, func(a, b notifier.Acknowledgement) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Receiver, b.Receiver), cmp.Compare(a.GroupKey, b.GroupKey))
+	})
+	writeAPIData(w, map[string]any{"acknowledgements": acks})
 }

@@ -135,6 +135,8 @@ type uiAlert struct {
 	Group                 string
 	SilencedBy            []string
 	InhibitedBy           []string
+	AckedBy               string // the Slack user who acknowledged the group, "" if none
+	AckedAt               time.Time
 	Runbook               string // "" when there is none
 	GraphHref             string // "" when there is none
 	SilenceHref           string
@@ -315,10 +317,14 @@ func (h *Handler) uiAlert(a *viewAlert, external string) uiAlert {
 		SilencedBy:  a.SilencedBy,
 		InhibitedBy: a.InhibitedBy,
 		ActiveAt:    a.ActiveAt,
+		AckedBy:     a.ackedBy(),
 		Runbook:     h.uiRunbookLink(a.annotation("runbook_url")),
 		GraphHref:   uiGraphLink(a.GeneratorURL),
 		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
 		Amtool:      amtoolCommand(external, a.Labels),
+	}
+	if a.Ack != nil {
+		ua.AckedAt = a.Ack.At
 	}
 	a.Labels.Range(func(l labels.Label) {
 		if l.Name != labels.AlertName && l.Name != "severity" {

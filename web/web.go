@@ -139,6 +139,7 @@ func (h *Handler) routes() http.Handler {
 		if si, ok := h.notifier.(SlackInteractions); ok {
 			r.Post(slackInteractionsPath, si.SlackInteractionsHandler().ServeHTTP)
 		}
+		r.Get("/api/v1/acknowledgements", h.handleAcknowledgements)
 	}
 	return r
 }
