@@ -87,6 +87,8 @@ type Options struct {
 
 	// wrapState, in tests, wraps each state file's log (to make writes fail).
 	wrapState func(name string, l stateLog) stateLog
+	// actionsInterval, in tests, replaces actionsInterval.
+	actionsInterval time.Duration
 }
 
 // Notifier is paged's embedded Alertmanager.

@@ -25,7 +25,11 @@ const untilResolvedGrace = 5 * time.Minute
 //   - expire the silences "until resolved" whose group has resolved.
 func (a *slackActions) run(ctx context.Context) {
 	started := time.Now()
-	t := time.NewTicker(actionsInterval)
+	every := actionsInterval
+	if a.n.opts.actionsInterval > 0 {
+		every = a.n.opts.actionsInterval
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

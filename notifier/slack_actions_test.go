@@ -291,3 +291,140 @@ func TestHashAlertMatchesTheNotificationLog(t *testing.T) {
 		t.Errorf("hashAlert = %d, the notification log has %d", got, want)
 	}
 }
+
+func socketConfig(s *notifiertest.Slack, extra string) string {
+	return fmt.Sprintf(`
+route:
+  receiver: oncall
+  group_by: [alertname]
+  group_wait: 20ms
+  group_interval: 100ms
+  repeat_interval: 1h
+receivers:
+  - name: oncall
+    slack_configs:
+      - app_token: %s
+        app_url: %s
+        channel: "#alerts"
+%s
+slack_interactivity:
+  app_level_token: xapp-1-A0PAGED-1-secret
+  app_url: %s
+  allowed_users: [U0ANA, U0BOB]
+`, testToken, s.APIURL(), extra, s.APIURL())
+}
+
+// Socket Mode: the press arrives over the WebSocket, is applied, then its
+// envelope acknowledged; the same envelope delivered three times acts
+// once; a user outside allowed_users changes nothing and is told so.
+func TestSlackActionsSocketMode(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	s.SetAppToken("xapp-1-A0PAGED-1-secret")
+	s.SetUser("U0ANA", "ana")
+	s.SetUser("U0EVE", "eve")
+	n := start(t, socketConfig(s, ""), Options{})
+	if !s.WaitConnected(10 * time.Second) {
+		t.Fatalf("paged never opened a Socket Mode connection:\n%s", n.logs)
+	}
+	before := len(s.Calls())
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
+	post := s.WaitCalls(t, before+1, 10*time.Second)[before]
+	if post.Method != "chat.postMessage" {
+		t.Fatalf("call = %s, want chat.postMessage", post.Method)
+	}
+	vals := buttonValues(t, post.Blocks)
+
+	press := func(user, action string) string {
+		t.Helper()
+		id, err := s.SendInteractive(s.BlockActionPayload(notifiertest.BlockAction{
+			ActionID: action, BlockID: actionsBlockID, Value: vals[action], UserID: user, ChannelID: "CALERTS", MessageTS: post.TS,
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.WaitAcked(id, 10*time.Second) {
+			t.Fatalf("envelope %s never acknowledged", id)
+		}
+		return id
+	}
+
+	// eve may not act.
+	press("U0EVE", ActionSilence1h)
+	deadline := time.Now().Add(10 * time.Second)
+	var refusal notifiertest.SlackCall
+	for refusal.Method == "" && time.Now().Before(deadline) {
+		for _, c := range s.Calls() {
+			if c.Method == "chat.postEphemeral" {
+				refusal = c
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if refusal.User != "U0EVE" || !strings.Contains(refusal.Text, "You are not allowed to silence") {
+		t.Fatalf("refusal = %+v, want an ephemeral to U0EVE", refusal)
+	}
+	if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive)); len(sils) != 0 {
+		t.Fatalf("a refused press created %d silence(s)", len(sils))
+	}
+
+	id := press("U0ANA", ActionSilenceUntilResolved)
+	for range 2 {
+		if err := s.Redeliver(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.WaitAckCount(id, 3, 10*time.Second) {
+		t.Fatalf("envelope acked %d times, want 3", s.AckCount(id))
+	}
+	waitMessage(t, s, post.Channel, post.TS, "Silenced by <@U0ANA> until the group resolves")
+	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 || sils[0].CreatedBy != "ana (U0ANA)" {
+		t.Fatalf("silences after three deliveries = %v, want one by ana", sils)
+	}
+	if got := testutil.ToFloat64(n.acts.counter.WithLabelValues(ActionSilenceUntilResolved, actDuplicate)); got != 2 {
+		t.Errorf("duplicates = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(n.acts.counter.WithLabelValues(ActionSilence1h, actRefused)); got != 1 {
+		t.Errorf("refused = %v, want 1", got)
+	}
+}
+
+// A silence "until resolved" ends when the group resolves, and the
+// message says so.
+func TestSlackSilenceUntilResolvedEnds(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "1h", ""), Options{actionsInterval: 50 * time.Millisecond})
+	a := firing("KVCacheSaturated", "instance", "vllm-0:8000")
+	n.Notify(context.Background(), []*rules.Alert{a})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	vals := buttonValues(t, post.Blocks)
+	p := pressPayload(ActionSilenceUntilResolved, vals[ActionSilenceUntilResolved], "U0ANA", "CALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(p, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("press: %d", w.Code)
+	}
+	waitMessage(t, s, post.Channel, post.TS, "until the group resolves")
+	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 || sils[0].EndsAt.AsTime().Sub(sils[0].StartsAt.AsTime()) < 24*time.Hour {
+		t.Fatalf("silences = %v, want one that does not end at a fixed short time", sils)
+	}
+	// Still firing: the silence holds over several watcher rounds.
+	time.Sleep(300 * time.Millisecond)
+	if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive)); len(sils) != 1 {
+		t.Fatalf("the silence ended while the group fires")
+	}
+	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateExpired)); len(sils) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the silence did not end when the group resolved:\n%s", n.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m := waitMessage(t, s, post.Channel, post.TS, "ended: the group resolved")
+	if !strings.Contains(string(m.Blocks), "RESOLVED") {
+		t.Errorf("the message does not show the group resolved:\n%s", m.Blocks)
+	}
+}
