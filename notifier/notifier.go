@@ -122,8 +122,9 @@ type Notifier struct {
 	heldRoute *dispatch.Route
 	heldCache map[model.Fingerprint]*heldStatic
 
-	acts  *slackActions  // applies the Slack buttons' presses
-	inter *interactivity // receives them (Socket Mode, HTTP)
+	acts   *slackActions  // applies the Slack buttons' presses
+	charts *charts        // draws the charts in the messages' threads
+	inter  *interactivity // receives them (Socket Mode, HTTP)
 
 	mu      sync.Mutex
 	conf    *Config
@@ -262,6 +263,7 @@ func New(opts Options) (*Notifier, error) {
 	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec, pool: n.flushers}
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
 	n.acts = newSlackActions(n, reg)
+	n.charts = newCharts(reg)
 	n.inter = &interactivity{acts: n.acts}
 	n.conf = opts.Config
 	// Forwarding queues exist before Run, so alerts notified early are
@@ -529,6 +531,9 @@ func (n *Notifier) integrations(r Receiver, tmpl *template.Template, interactive
 		}
 		if interactive && sc.BotMode() {
 			s.actions = n.acts
+		}
+		if sc.BotMode() {
+			s.charts = n.charts
 		}
 		if slacks != nil {
 			slacks[slackKey{r.Name, i}] = s

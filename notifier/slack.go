@@ -40,6 +40,10 @@ type slackNotifier struct {
 	// actions, when set, puts the acknowledge and silence buttons on the
 	// message, with what was done from them (slack_actions.go).
 	actions *slackActions
+	// charts, when set, posts the rule's chart in the message's thread
+	// (slack_chart.go).
+	charts *charts
+	rt     http.RoundTripper
 }
 
 func newSlack(c *SlackConfig, idx int, tmpl *template.Template, links linkBuilder, stale *staleSet, journal *slackJournal, rt http.RoundTripper, logger *slog.Logger, m *metrics) (*slackNotifier, error) {
@@ -56,7 +60,7 @@ func newSlack(c *SlackConfig, idx int, tmpl *template.Template, links linkBuilde
 			return nil, fmt.Errorf("template: %w", err)
 		}
 	}
-	return &slackNotifier{conf: c, idx: idx, tmpl: tmpl, links: links, stale: stale, journal: journal, client: slackClient(client, c), logger: logger, metrics: m}, nil
+	return &slackNotifier{conf: c, idx: idx, tmpl: tmpl, links: links, stale: stale, journal: journal, client: slackClient(client, c), logger: logger, metrics: m, rt: rt}, nil
 }
 
 // SendResolved implements notify.ResolvedSender; paged defaults to true.
@@ -179,6 +183,7 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 			}
 			switch {
 			case allResolved:
+				s.postChart(data, channel, ts, true)
 				// The group's lifecycle is over; the next firing posts anew.
 				if store != nil {
 					store.Delete(storeTS)
@@ -220,6 +225,9 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 	if topLevel && keyed {
 		s.journal.posted(key, intent, gotChannel, gotTS)
 	}
+	if topLevel {
+		s.postChart(data, gotChannel, gotTS, allResolved)
+	}
 	if allResolved {
 		s.dropJournal(key, keyed)
 	}
@@ -240,6 +248,15 @@ func (s *slackNotifier) postBot(ctx context.Context, timeout time.Duration, data
 		store.SetStr(storeChannel, channel)
 	}
 	return notify.Success()
+}
+
+// postChart posts the group's chart in the thread of its message, in the
+// background (slack_chart.go).
+func (s *slackNotifier) postChart(data *template.Data, channel, ts string, resolved bool) {
+	if s.charts == nil {
+		return
+	}
+	s.charts.post(s, chartJob{conf: s.conf, channel: channel, threadTS: ts, data: data, resolved: resolved, requested: time.Now()})
 }
 
 // editStale brings the group's message up to date with its datasource

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/pagedhq/paged/config"
+	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/notifier"
 )
 
@@ -31,4 +32,17 @@ func NewNotifier(cfg *config.Config, deps Deps) (Notifier, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// chartSource gives the notifier the engine's range queries (the embedded
+// TSDB's, or the datasource's query_range) for the charts of its Slack
+// messages.
+func chartSource(n Notifier, eng Engine) {
+	cs, ok := n.(interface{ SetChartSource(notifier.ChartSource) })
+	if !ok {
+		return
+	}
+	if rs, ok := eng.(interface{ RangeSource() backtest.Source }); ok && rs.RangeSource() != nil {
+		cs.SetChartSource(rs.RangeSource())
+	}
 }

@@ -141,6 +141,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load rules: %w", err)
 	}
 	s.eng = eng
+	chartSource(n, eng)
 	s.web, err = web.New(web.Options{
 		Config:        s.Config,
 		Engine:        eng,
