@@ -6,7 +6,7 @@
 #
 #   bench/run-all.sh [name...]      (default: all of them, about 50 minutes)
 #
-# Names: embedded notifier e2e engine durable lint ruletest backtest ui commit nflog startup.
+# Names: embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog startup.
 # Needs what each benchmark needs (scripts/test.sh installs Prometheus,
 # Alertmanager and promtool); lint needs PINT or PINT_SRC (bench/lint.sh);
 # embedded compares with a Prometheus 3 built from the module version paged
@@ -30,10 +30,11 @@ declare -A cmd=(
 	[ruletest]="bench/ruletest/bench.sh 3"
 	[backtest]="go run ./bench/backtest"
 	[ui]="go test ./bench/ui -run ^\$ -bench AlertsPage -benchtime 20x -count 2"
+	[chart]="go run ./bench/chart -rounds 5 -n 50"
 	[commit]="go test -run ^\$ -bench StateCommit10k -benchtime 50x -count 5 ./engine/"
 	[nflog]="go test -run ^\$ -bench NflogDurable -count 2 ./notifier/"
 )
-order=(embedded notifier e2e engine durable lint ruletest backtest ui commit nflog startup)
+order=(embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog startup)
 [ $# -gt 0 ] && order=("$@")
 for name in "${order[@]}"; do
 	c=${cmd[$name]:-}
