@@ -78,10 +78,10 @@ func TestSlackChartFollowsTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(queried) != 1 || queried[0] != "up" {
 		t.Errorf("queried %q, want the rule's expression", queried)
 	}
+	mu.Unlock()
 	if got := testutil.ToFloat64(n.charts.outcomes.WithLabelValues("uploaded")); got != 1 {
 		t.Errorf("uploaded = %v", got)
 	}
@@ -117,7 +117,9 @@ func TestSlackChartFailuresLeaveThePage(t *testing.T) {
 
 func waitFile(t *testing.T, s *notifiertest.Slack, n int) notifiertest.SlackFile {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Drawing takes a few hundred milliseconds under the race detector
+	// on a loaded machine; the deadline only ends a broken test.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var done []notifiertest.SlackFile
 		for _, f := range s.Files() {
@@ -129,7 +131,11 @@ func waitFile(t *testing.T, s *notifiertest.Slack, n int) notifiertest.SlackFile
 			return done[n-1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d chart(s) uploaded, want %d", len(done), n)
+			var ms []string
+			for _, c := range s.Calls() {
+				ms = append(ms, c.Method+" "+c.Error)
+			}
+			t.Fatalf("%d chart(s) uploaded, want %d; calls: %q", len(done), n, ms)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
