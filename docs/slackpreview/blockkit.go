@@ -12,6 +12,7 @@ import (
 
 type block struct {
 	Type      string    `json:"type"`
+	BlockID   string    `json:"block_id"`
 	Text      *textObj  `json:"text"`
 	Fields    []textObj `json:"fields"`
 	Accessory *element  `json:"accessory"`

@@ -49,10 +49,22 @@ type Capture struct {
 
 const captureToken = "xoxb-slackpreview-not-a-real-token"
 
-// capture evaluates the scenario's rule with Prometheus's rule code over
-// a throwaway TSDB and hands the alerts to a real paged Notifier whose
-// Slack is the in-process stand-in, and returns the calls it received.
-func capture(ctx context.Context, sc Scenario, dir string) (*Capture, error) {
+// evaluation is the scenario's rule evaluated until its alert fires:
+// what both captures start from.
+type evaluation struct {
+	rule   *promrules.AlertingRule
+	db     *tsdb.DB // closed by the caller
+	query  promrules.QueryFunc
+	ext    *url.URL
+	series labels.Labels
+	step   time.Duration
+	gen    string       // the alert's generatorURL
+	fired  *rules.Alert // the firing alert, as the engine hands it on
+}
+
+// evaluate evaluates the scenario's rule with Prometheus's rule code
+// over a throwaway TSDB in dir until its alert fires.
+func evaluate(ctx context.Context, sc Scenario, dir string) (*evaluation, error) {
 	rule, err := loadRule(sc)
 	if err != nil {
 		return nil, err
@@ -61,11 +73,10 @@ func capture(ctx context.Context, sc Scenario, dir string) (*Capture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tsdb: %w", err)
 	}
-	defer db.Close()
 	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 1e6, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
-	query := promrules.EngineQueryFunc(eng, db)
-	ext, err := url.Parse(sc.ExternalURL)
-	if err != nil {
+	ev := &evaluation{rule: rule, db: db, query: promrules.EngineQueryFunc(eng, db), step: 30 * time.Second, series: labels.FromMap(sc.Series)}
+	if ev.ext, err = url.Parse(sc.ExternalURL); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("external url: %w", err)
 	}
 
@@ -73,54 +84,44 @@ func capture(ctx context.Context, sc Scenario, dir string) (*Capture, error) {
 	// rule is evaluated every 30s over that span, as the engine would.
 	now := time.Now().Truncate(time.Second)
 	start := now.Add(-rule.HoldDuration() - time.Minute)
-	step := 30 * time.Second
-	series := labels.FromMap(sc.Series)
-	if err := appendSamples(ctx, db, series, start, now, step, sc.FiringValue); err != nil {
+	if err := appendSamples(ctx, db, ev.series, start, now, ev.step, sc.FiringValue); err != nil {
+		db.Close()
 		return nil, err
 	}
-	for ts := start; !ts.After(now); ts = ts.Add(step) {
-		if _, err := rule.Eval(ctx, 0, ts, query, ext, 0); err != nil {
+	for ts := start; !ts.After(now); ts = ts.Add(ev.step) {
+		if _, err := rule.Eval(ctx, 0, ts, ev.query, ev.ext, 0); err != nil {
+			db.Close()
 			return nil, fmt.Errorf("evaluating %s: %w", sc.Alert, err)
 		}
 	}
 	active := rule.ActiveAlerts()
 	if len(active) != 1 || active[0].State != promrules.StateFiring {
+		db.Close()
 		return nil, fmt.Errorf("%s: want one firing alert after %s at %v, got %d active", sc.Alert, rule.HoldDuration(), sc.FiringValue, len(active))
 	}
-	gen := strings.TrimSuffix(sc.ExternalURL, "/") + strutil.TableLinkForExpression(rule.Query().String())
-	fired := toAlert(active[0], gen, now.Add(4*time.Minute))
+	ev.gen = strings.TrimSuffix(sc.ExternalURL, "/") + strutil.TableLinkForExpression(rule.Query().String())
+	ev.fired = toAlert(active[0], ev.gen, now.Add(4*time.Minute))
+	return ev, nil
+}
+
+// capture evaluates the scenario's rule with Prometheus's rule code over
+// a throwaway TSDB and hands the alerts to a real paged Notifier whose
+// Slack is the in-process stand-in, and returns the calls it received.
+func capture(ctx context.Context, sc Scenario, dir string) (*Capture, error) {
+	ev, err := evaluate(ctx, sc, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ev.db.Close()
 
 	slack := notifiertest.NewSlackHandler(captureToken)
-	conf, err := notifier.ParseConfig([]byte(fmt.Sprintf(`
-route:
-  receiver: oncall
-  group_by: [alertname]
-  group_wait: 10ms
-  group_interval: 50ms
-  repeat_interval: 1h
-receivers:
-  - name: oncall
-    slack_configs:
-      - app_token: %s
-        app_url: %s
-        channel: "#%s"
-`, captureToken, slack.APIURL(), sc.Channel)))
+	n, stop, err := startNotifier(ctx, sc, slack, captureConfig(slack, `"#`+sc.Channel+`"`, ""))
 	if err != nil {
-		return nil, fmt.Errorf("notifier config: %w", err)
+		return nil, err
 	}
-	n, err := notifier.New(notifier.Options{Config: conf, ExternalURL: sc.ExternalURL, Transport: notifiertest.InProcess(slack)})
-	if err != nil {
-		return nil, fmt.Errorf("notifier: %w", err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(runCtx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	defer stop()
 
-	n.Notify(ctx, []*rules.Alert{fired})
+	n.Notify(ctx, []*rules.Alert{ev.fired})
 	calls, err := waitCalls(ctx, slack, 1)
 	if err != nil {
 		return nil, err
@@ -129,14 +130,14 @@ receivers:
 
 	// The value drops below the threshold: the next evaluation resolves.
 	later := time.Now().Truncate(time.Second).Add(time.Second)
-	if err := appendSamples(ctx, db, series, later, later, step, sc.ClearValue); err != nil {
+	if err := appendSamples(ctx, ev.db, ev.series, later, later, ev.step, sc.ClearValue); err != nil {
 		return nil, err
 	}
-	if _, err := rule.Eval(ctx, 0, later, query, ext, 0); err != nil {
+	if _, err := ev.rule.Eval(ctx, 0, later, ev.query, ev.ext, 0); err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", sc.Alert, err)
 	}
 	var resolved *promrules.Alert
-	rule.ForEachActiveAlert(func(a *promrules.Alert) {
+	ev.rule.ForEachActiveAlert(func(a *promrules.Alert) {
 		if !a.ResolvedAt.IsZero() {
 			resolved = a
 		}
@@ -147,7 +148,7 @@ receivers:
 	for !time.Now().After(later) { // the notifier compares EndsAt with its own clock
 		time.Sleep(later.Sub(time.Now()) + time.Millisecond)
 	}
-	n.Notify(ctx, []*rules.Alert{toAlert(resolved, gen, resolved.ResolvedAt)})
+	n.Notify(ctx, []*rules.Alert{toAlert(resolved, ev.gen, resolved.ResolvedAt)})
 	calls, err = waitCalls(ctx, slack, 3)
 	if err != nil {
 		return nil, err
@@ -161,9 +162,49 @@ receivers:
 		return nil, errors.New("the stand-in lost the posted message")
 	}
 	return &Capture{
-		Firing:   Message{Time: fired.StartsAt, Text: post.Text, Blocks: post.Blocks},
-		Resolved: Message{Time: fired.StartsAt, Edited: true, Text: edited.Text, Blocks: edited.Blocks},
+		Firing:   Message{Time: ev.fired.StartsAt, Text: post.Text, Blocks: post.Blocks},
+		Resolved: Message{Time: ev.fired.StartsAt, Edited: true, Text: edited.Text, Blocks: edited.Blocks},
 		Reply:    Message{Time: resolved.ResolvedAt, Text: reply.Text, Blocks: reply.Blocks},
+	}, nil
+}
+
+// captureConfig is the notifier block of the captures: one receiver, one
+// bot-token destination on the stand-in, and extra appended (the
+// slack_interactivity block, for the acknowledgement).
+func captureConfig(slack *notifiertest.Slack, channel, extra string) string {
+	return fmt.Sprintf(`
+route:
+  receiver: oncall
+  group_by: [alertname]
+  group_wait: 10ms
+  group_interval: 50ms
+  repeat_interval: 1h
+receivers:
+  - name: oncall
+    slack_configs:
+      - app_token: %s
+        app_url: %s
+        channel: %s
+`, captureToken, slack.APIURL(), channel) + extra
+}
+
+// startNotifier runs a real notifier with the configuration text, its
+// Slack the in-process stand-in; stop ends it and waits.
+func startNotifier(ctx context.Context, sc Scenario, slack *notifiertest.Slack, confText string) (n *notifier.Notifier, stop func(), err error) {
+	conf, err := notifier.ParseConfig([]byte(confText))
+	if err != nil {
+		return nil, nil, fmt.Errorf("notifier config: %w", err)
+	}
+	n, err = notifier.New(notifier.Options{Config: conf, ExternalURL: sc.ExternalURL, Transport: notifiertest.InProcess(slack)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("notifier: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(runCtx) }()
+	return n, func() {
+		cancel()
+		<-done
 	}, nil
 }
 

@@ -1,12 +1,14 @@
-// Command slackpreview makes the README's picture of a Slack alert
-// without reaching Slack: it runs paged's notifier against the in-process
-// Slack stand-in, renders the Block Kit messages it received as an HTML
-// page in Slack's style, and screenshots the page with headless Chromium.
+// Command slackpreview makes the pictures of a Slack alert in docs/img
+// (firing, resolved, acknowledged) without reaching Slack: it runs
+// paged's notifier against the in-process Slack stand-in, presses the
+// message's Acknowledge button with a signed request as Slack would,
+// renders the Block Kit messages the stand-in holds as HTML pages in
+// Slack's style, and screenshots them with headless Chromium.
 //
 //	go run ./docs/slackpreview                 # writes docs/img/slack-alert-*.png
 //	go run ./docs/slackpreview -html-only      # HTML pages only, no Chromium
 //
-// docs/slack-preview.md explains the picture and its limits.
+// docs/slack-preview.md explains the pictures and their limits.
 package main
 
 import (
@@ -78,12 +80,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("capturing the message: %w", err)
 	}
+	acked, err := captureAcknowledged(ctx, sc, filepath.Join(tmp, "tsdb-ack"))
+	if err != nil {
+		return fmt.Errorf("capturing the acknowledged message: %w", err)
+	}
 	if o.Testdata != "" {
-		if err := writeJSON(filepath.Join(o.Testdata, "firing.json"), c.Firing); err != nil {
-			return err
-		}
-		if err := writeJSON(filepath.Join(o.Testdata, "resolved.json"), []Message{c.Resolved, c.Reply}); err != nil {
-			return err
+		for name, v := range map[string]any{
+			"firing.json":       c.Firing,
+			"resolved.json":     []Message{c.Resolved, c.Reply},
+			"acknowledged.json": acked,
+		} {
+			if err := writeJSON(filepath.Join(o.Testdata, name), v); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -93,6 +102,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}{
 		{"slack-alert-firing", Page{Channel: sc.Channel, Messages: []Message{c.Firing}}},
 		{"slack-alert-resolved", Page{Channel: sc.Channel, Thread: true, Messages: []Message{c.Resolved, c.Reply}}},
+		{"slack-alert-acknowledged", Page{Channel: sc.Channel, Messages: []Message{acked}, Users: captureUsers}},
 	}
 	if err := os.MkdirAll(o.HTMLDir, 0o755); err != nil {
 		return err

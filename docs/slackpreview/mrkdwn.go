@@ -5,19 +5,27 @@ import (
 	"strings"
 )
 
-// mrkdwnHTML turns Slack mrkdwn into HTML: *bold*, _italic_, ~strike~,
+// mrkdwn turns Slack mrkdwn into HTML: *bold*, _italic_, ~strike~,
 // `code`, ```preformatted```, <url|label> links, <#C…>/<@U…>/<!here>
-// mentions and line breaks. The input is already escaped the way Slack
-// wants (&amp; &lt; &gt;), so a raw "<" always opens a link or mention.
-func mrkdwnHTML(s string) string {
+// mentions, <!date^…|fallback> dates and line breaks. The input is
+// already escaped the way Slack wants (&amp; &lt; &gt;), so a raw "<"
+// always opens a link, a mention or a date.
+type mrkdwn struct {
+	// users names the user ids of <@U…> mentions, as Slack shows a
+	// mention: "@" and the user's name, in a pill.
+	users map[string]string
+}
+
+// html renders s.
+func (m mrkdwn) html(s string) string {
 	var b strings.Builder
-	writeMrkdwn(&b, s, 0)
+	m.write(&b, s, 0)
 	return b.String()
 }
 
 const maxMrkdwnDepth = 8 // nested *_~ spans; deeper markers stay literal
 
-func writeMrkdwn(b *strings.Builder, s string, depth int) {
+func (m mrkdwn) write(b *strings.Builder, s string, depth int) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -39,7 +47,7 @@ func writeMrkdwn(b *strings.Builder, s string, depth int) {
 			}
 		case c == '<':
 			if end := strings.IndexAny(s[i+1:], ">\n"); end >= 0 && s[i+1+end] == '>' {
-				writeAngle(b, s[i+1:i+1+end])
+				m.angle(b, s[i+1:i+1+end])
 				i += 1 + end + 1
 				continue
 			}
@@ -47,7 +55,7 @@ func writeMrkdwn(b *strings.Builder, s string, depth int) {
 			if end := closingMarker(s, i); end > 0 && depth < maxMrkdwnDepth {
 				tag := map[byte]string{'*': "b", '_': "i", '~': "s"}[c]
 				b.WriteString("<" + tag + ">")
-				writeMrkdwn(b, s[i+1:end], depth+1)
+				m.write(b, s[i+1:end], depth+1)
 				b.WriteString("</" + tag + ">")
 				i = end + 1
 				continue
@@ -111,9 +119,9 @@ func unescapeSlack(s string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
 }
 
-// writeAngle renders the inside of <…>: a link, a mention or, for
+// angle renders the inside of <…>: a link, a mention, a date or, for
 // anything else, the literal text.
-func writeAngle(b *strings.Builder, inner string) {
+func (m mrkdwn) angle(b *strings.Builder, inner string) {
 	target, label, hasLabel := strings.Cut(inner, "|")
 	switch {
 	case strings.HasPrefix(target, "#C"):
@@ -124,18 +132,30 @@ func writeAngle(b *strings.Builder, inner string) {
 		writeText(b, label)
 		b.WriteString("</span>")
 	case strings.HasPrefix(target, "@U"), strings.HasPrefix(target, "@W"):
-		if !hasLabel {
-			label = "user"
-		}
 		b.WriteString(`<span class="mention">@`)
-		writeText(b, label)
+		// Slack shows the user's name, whatever the label says.
+		if name, ok := m.users[target[1:]]; ok {
+			b.WriteString(html.EscapeString(name))
+		} else if hasLabel {
+			writeText(b, label)
+		} else {
+			writeText(b, target[1:])
+		}
 		b.WriteString("</span>")
+	case strings.HasPrefix(target, "!date^"):
+		// <!date^unix^format|fallback>: Slack writes the time in each
+		// reader's time zone; the picture shows the fallback, which is
+		// what a client that cannot format it shows.
+		if !hasLabel {
+			label = "date"
+		}
+		writeText(b, label)
 	case strings.HasPrefix(target, "!"):
 		if !hasLabel {
 			label, _, _ = strings.Cut(target[1:], "^")
 		}
 		b.WriteString(`<span class="mention">@`)
-		writeText(b, label)
+		writeText(b, strings.TrimPrefix(label, "@")) // <!subteam^S…|@oncall>
 		b.WriteString("</span>")
 	case safeHref(unescapeSlack(target)):
 		if !hasLabel {

@@ -167,6 +167,39 @@ func TestRenderHostileBlocks(t *testing.T) {
 	}
 }
 
+// The message after ana pressed Acknowledge: the status line names her
+// as Slack shows a mention and gives the time as its fallback, and the
+// group's buttons are there, Unacknowledge in place of Acknowledge.
+func TestRenderAcknowledgedMessage(t *testing.T) {
+	var m Message
+	readMessages(t, "acknowledged.json", &m)
+	page := render(t, Page{Channel: "llm-alerts", Messages: []Message{m}, Users: captureUsers})
+	status := regexp.MustCompile(`<div class="context" data-block-id="paged\.status"><span class="context-text">👀 Acknowledged by <span class="mention">@ana</span> at \d\d:\d\d UTC</span></div>`)
+	if !status.MatchString(page) {
+		t.Errorf("page lacks the status line %s:\n%s", status, page)
+	}
+	for _, want := range []string{
+		`<div class="actions" data-block-id="paged.actions"><span class="btn">Unacknowledge</span><span class="btn">🔕 Silence 1h</span><span class="btn">4h</span><span class="btn">24h</span><span class="btn">Until resolved</span></div>`,
+		`<span class="edited">(edited)</span>`,
+		`<div class="header">🔥 FIRING [warning] VLLMKVCacheSaturated</div>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"U0ANA", "!date", "{time}", ">👀 Acknowledge<"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page shows %q", bad)
+		}
+	}
+	assertNoRemoteLoads(t, page)
+
+	// Rendered without the workspace's users, the mention shows the id.
+	if page := render(t, Page{Channel: "llm-alerts", Messages: []Message{m}}); !strings.Contains(page, `<span class="mention">@U0ANA</span>`) {
+		t.Error("without users, the mention does not show the user id")
+	}
+}
+
 func TestRenderFallbackText(t *testing.T) {
 	page := render(t, Page{Channel: "x", Messages: []Message{{Text: "only *text*"}}})
 	if !strings.Contains(page, "only <b>text</b>") {
@@ -192,18 +225,45 @@ func TestMrkdwn(t *testing.T) {
 		{"unclosed <tag", "unclosed &lt;tag"},
 		{"🔥 *é*", "🔥 <b>é</b>"},
 	} {
-		if got := mrkdwnHTML(tc.in); got != tc.want {
-			t.Errorf("mrkdwnHTML(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := (mrkdwn{}).html(tc.in); got != tc.want {
+			t.Errorf("html(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Mentions and dates as paged's status lines write them: a user is
+// shown by the name the workspace knows, whatever the label says; a
+// date by its fallback text, not as a mention.
+func TestMrkdwnMentionsAndDates(t *testing.T) {
+	md := mrkdwn{users: map[string]string{"U0ANA": "ana", "W0BOB": "bob <ops> & co"}}
+	for _, tc := range []struct{ in, want string }{
+		{"👀 Acknowledged by <@U0ANA> at <!date^1796522994^{time}|02:09 UTC>",
+			`👀 Acknowledged by <span class="mention">@ana</span> at 02:09 UTC`},
+		{"<@U0ANA|someone else>", `<span class="mention">@ana</span>`},
+		{"<@W0BOB>", `<span class="mention">@bob &lt;ops&gt; &amp; co</span>`},
+		{"<@U0NOBODY>", `<span class="mention">@U0NOBODY</span>`},
+		{"<@U0NOBODY|carol>", `<span class="mention">@carol</span>`},
+		{"🔕 Silenced by <@U0ANA> until <!date^1796526594^{date_short} {time}|03:09 UTC>",
+			`🔕 Silenced by <span class="mention">@ana</span> until 03:09 UTC`},
+		{"<!date^1796522994^{time}|a &lt;b&gt;>", "a &lt;b&gt;"},
+		{"<!date^1796522994^{time}>", "date"},
+		{"<!subteam^S0ONCALL|@oncall> <!here>", `<span class="mention">@oncall</span> <span class="mention">@here</span>`},
+		{"*<@U0ANA>*", `<b><span class="mention">@ana</span></b>`},
+	} {
+		if got := md.html(tc.in); got != tc.want {
+			t.Errorf("html(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
 
 func FuzzMrkdwn(f *testing.F) {
-	for _, s := range []string{"*a* _b_ ~c~", "<https://x|y>", "```x```", "`c`", "&lt;&amp;", "<#C1|c>", "*_~*_~"} {
+	for _, s := range []string{"*a* _b_ ~c~", "<https://x|y>", "```x```", "`c`", "&lt;&amp;", "<#C1|c>", "*_~*_~", "<@U1> <@U2|x>", "<!date^1^{time}|<b>>"} {
 		f.Add(s)
 	}
+	// A user's name is the workspace's, not the message's: hostile too.
+	md := mrkdwn{users: map[string]string{"U1": `<script>"x"</script>`}}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := mrkdwnHTML(s)
+		out := md.html(s)
 		// Every "<" in the output opens one of the tags the renderer writes.
 		for _, part := range strings.Split(out, "<")[1:] {
 			ok := false
@@ -214,7 +274,7 @@ func FuzzMrkdwn(f *testing.F) {
 				}
 			}
 			if !ok {
-				t.Fatalf("mrkdwnHTML(%q) writes a tag it should not: <%s", s, part)
+				t.Fatalf("html(%q) writes a tag it should not: <%s", s, part)
 			}
 		}
 	})
@@ -228,21 +288,31 @@ func FuzzMrkdwn(f *testing.F) {
 //	go run ./docs/slackpreview -testdata docs/slackpreview/testdata
 //
 // It runs in a synctest bubble: the notifier's timers and the capture's
-// waits run on the fake clock, with the Slack stand-in in-process.
+// waits run on the fake clock, with the Slack stand-in in-process. The
+// time of the acknowledgement is the clock's, so it is compared as a
+// time, not as a value.
 func TestCaptureMatchesTestdata(t *testing.T) {
 	sc := DefaultScenario(testbin.RepoRoot(t))
 	dir := t.TempDir()
 	var c *Capture
+	var acked Message
 	synctest.Test(t, func(t *testing.T) {
 		var err error
-		if c, err = capture(t.Context(), sc, dir); err != nil {
+		if c, err = capture(t.Context(), sc, filepath.Join(dir, "tsdb")); err != nil {
+			t.Fatal(err)
+		}
+		if acked, err = captureAcknowledged(t.Context(), sc, filepath.Join(dir, "tsdb-ack")); err != nil {
 			t.Fatal(err)
 		}
 	})
-	var firing Message
+	var firing, acknowledged Message
 	var resolved []Message
 	readMessages(t, "firing.json", &firing)
 	readMessages(t, "resolved.json", &resolved)
+	readMessages(t, "acknowledged.json", &acknowledged)
+	if !strings.Contains(string(acked.Blocks), `Acknowledged by \u003c@U0ANA\u003e at \u003c!date^`) {
+		t.Errorf("the acknowledged message does not name U0ANA with a date: %s", acked.Blocks)
+	}
 	for _, p := range []struct {
 		name      string
 		got, want Message
@@ -250,13 +320,21 @@ func TestCaptureMatchesTestdata(t *testing.T) {
 		{"firing message", c.Firing, firing},
 		{"resolved message", c.Resolved, resolved[0]},
 		{"thread reply", c.Reply, resolved[1]},
+		{"acknowledged message", acked, acknowledged},
 	} {
-		if g, w := compact(t, p.got.Blocks), compact(t, p.want.Blocks); g != w || p.got.Text != p.want.Text {
+		if g, w := anyDate(compact(t, p.got.Blocks)), anyDate(compact(t, p.want.Blocks)); g != w || p.got.Text != p.want.Text {
 			t.Errorf("%s differs from testdata (refresh the pictures: go run ./docs/slackpreview -testdata docs/slackpreview/testdata)\n got %s %s\nwant %s %s",
 				p.name, p.got.Text, g, p.want.Text, w)
 		}
 	}
 }
+
+// slackDate is a date as the status lines write it,
+// <!date^unix^{time}|HH:MM UTC>, JSON-escaped.
+var slackDate = regexp.MustCompile(`\\u003c!date\^\d+\^\{time\}\|\d\d:\d\d UTC\\u003e`)
+
+// anyDate replaces the dates of blocks by a placeholder.
+func anyDate(blocks string) string { return slackDate.ReplaceAllString(blocks, "<date>") }
 
 func compact(t *testing.T, raw json.RawMessage) string {
 	t.Helper()

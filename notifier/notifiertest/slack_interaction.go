@@ -252,14 +252,35 @@ func withBlockIDs(blocks json.RawMessage) json.RawMessage {
 	return out
 }
 
-// blockElement is an interactive element of a message's blocks.
+// blockElement is an element of a message's blocks: an interactive one
+// (button, overflow menu), or any other, such as a context block's text,
+// whose "text" is a string.
 type blockElement struct {
 	blockID  string
-	Type     string              `json:"type"`
-	ActionID string              `json:"action_id"`
-	Text     *slackText          `json:"text"`
-	Value    string              `json:"value"`
-	Options  []interactionOption `json:"options"`
+	Type     string
+	ActionID string
+	Text     *slackText // a button's label; nil for a text element
+	Value    string
+	Options  []interactionOption
+}
+
+func (e *blockElement) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Type     string              `json:"type"`
+		ActionID string              `json:"action_id"`
+		Text     json.RawMessage     `json:"text"`
+		Value    string              `json:"value"`
+		Options  []interactionOption `json:"options"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = blockElement{Type: raw.Type, ActionID: raw.ActionID, Value: raw.Value, Options: raw.Options}
+	if len(raw.Text) > 0 && raw.Text[0] == '{' {
+		e.Text = &slackText{}
+		return json.Unmarshal(raw.Text, e.Text)
+	}
+	return nil
 }
 
 // findElement finds the element with actionID in a message's blocks

@@ -123,6 +123,27 @@ func TestBlockActionPayloadButton(t *testing.T) {
 	}
 }
 
+// A message whose blocks hold text elements (a context block's, where
+// "text" is a string, as in every paged message) before the buttons: the
+// click still carries the button's value, block and label.
+func TestBlockActionPayloadBesideContext(t *testing.T) {
+	s := NewSlackHandler("")
+	api := slack.New(testBotToken, slack.OptionAPIURL(s.APIURL()), slack.OptionHTTPClient(&http.Client{Transport: InProcess(s)}))
+	status := slack.NewContextBlock("paged.status", slack.NewTextBlockObject(slack.MarkdownType, "*1 firing*", false, false))
+	ack := slack.NewButtonBlockElement("paged.ack", "fp-1", slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", true, false))
+	_, ts, err := api.PostMessage("C0ALERTS", slack.MsgOptionText("queue full", false), slack.MsgOptionBlocks(status, slack.NewActionBlock("paged.actions", ack)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal(s.BlockActionPayload(BlockAction{ActionID: "paged.ack", ChannelID: "C0ALERTS", MessageTS: ts}), &cb); err != nil {
+		t.Fatal(err)
+	}
+	if a := cb.ActionCallback.BlockActions[0]; a.Value != "fp-1" || a.BlockID != "paged.actions" || a.Text.Text != "Acknowledge" {
+		t.Errorf("action %+v, want the button's value fp-1, block paged.actions and label Acknowledge", a)
+	}
+}
+
 // An overflow menu's choice, and a message given by the test.
 func TestBlockActionPayloadOverflow(t *testing.T) {
 	s := NewSlackHandler("")
