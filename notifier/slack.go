@@ -114,7 +114,13 @@ func (s *slackNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) noti
 	if !s.conf.BotMode() {
 		return s.postWebhook(ctx, timeout, msg)
 	}
-	return s.postBot(ctx, timeout, data, msg)
+	v := s.postBot(ctx, timeout, data, msg)
+	if msg.actions != nil {
+		recv, _ := notify.ReceiverName(ctx)
+		gkey, _ := notify.GroupKey(ctx)
+		s.actions.recheck(recv, s.idx, gkey, msg.actions.lastTS)
+	}
+	return v
 }
 
 func (s *slackNotifier) postWebhook(ctx context.Context, timeout time.Duration, msg slackMessage) notify.NotifyVerdict {

@@ -15,6 +15,7 @@ import (
 // line per acknowledgement and silence, and the buttons that act.
 type actionsView struct {
 	value    string // the buttons' value (actionRef.encode)
+	lastTS   string // the newest press the view shows (last_action_ts)
 	status   []string
 	acked    bool
 	silenced bool
@@ -25,6 +26,7 @@ type actionsView struct {
 func (a *slackActions) view(ctx context.Context, receiver string, idx int, gkey string, now time.Time) *actionsView {
 	v := &actionsView{value: actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}.encode()}
 	st := loadActions(a.n.nflog, receiver, idx, gkey)
+	v.lastTS = st.str(actLastTS)
 	if u := st.str(actAckUser); u != "" {
 		at := slackDate(st.ackAt())
 		switch st.str(actAckEnd) {
@@ -166,4 +168,22 @@ func (a *slackActions) clearPending(ref actionRef) error {
 	}
 	st.store.Delete(actPending)
 	return a.writeActions(ref, st.store, st.firing)
+}
+
+// recheck edits a group's message again when a press was applied while
+// a notification rendered it: the notification may have overwritten the
+// press's own edit with the state before it.
+func (a *slackActions) recheck(receiver string, idx int, gkey, shown string) {
+	st := loadActions(a.n.nflog, receiver, idx, gkey)
+	if st.str(actLastTS) == shown {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(a.n.baseCtx(), 30*time.Second)
+		defer cancel()
+		ref := actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}
+		if err := a.editMessage(ctx, ref, st.str(actChannel), st.str(actMessageTS)); err != nil {
+			a.logger.Debug("slack message not brought up to date after a notification", "group", gkey, "err", err)
+		}
+	}()
 }

@@ -32,6 +32,9 @@ type slackMessage struct {
 	// Stale: the message says the datasource is failing (a firing alert
 	// of the group is stale).
 	Stale bool
+	// actions is what the message shows of the group's actions; nil
+	// without buttons.
+	actions *actionsView
 }
 
 // messageInput is what a message is rendered from.
@@ -149,7 +152,7 @@ func renderSlack(in messageInput) slackMessage {
 	}
 
 	fallback := fmt.Sprintf("%s %s: %s", status, escapeMrkdwn(name), summary)
-	return slackMessage{Text: truncate(strings.TrimSuffix(fallback, ": "), slackMaxFallback), Blocks: blocks, Stale: anyStale}
+	return slackMessage{Text: truncate(strings.TrimSuffix(fallback, ": "), slackMaxFallback), Blocks: blocks, Stale: anyStale, actions: in.actions}
 }
 
 func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Block {
