@@ -68,6 +68,8 @@ type slackActions struct {
 	// suppressed counts repeat notifications held back by an
 	// acknowledgement.
 	suppressed prometheus.Counter
+	// socketUp is 1 while a Socket Mode connection is open.
+	socketUp prometheus.Gauge
 
 	mu     sync.Mutex // one action at a time: they are rare, and each reads then writes
 	groups userGroupCache
@@ -86,7 +88,11 @@ func newSlackActions(n *Notifier, reg prometheus.Registerer) *slackActions {
 		Name: "paged_slack_repeats_held_total",
 		Help: "Repeat notifications (repeat_interval) not sent because the group is acknowledged in Slack.",
 	})
-	reg.MustRegister(a.counter, a.suppressed)
+	a.socketUp = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "paged_slack_socket_mode_connected",
+		Help: "1 while paged holds a Slack Socket Mode connection (slack_interactivity mode socket), else 0: presses of the buttons wait in Slack meanwhile.",
+	})
+	reg.MustRegister(a.counter, a.suppressed, a.socketUp)
 	return a
 }
 
@@ -152,7 +158,11 @@ func pressesOf(cb *slack.InteractionCallback) []press {
 func (a *slackActions) handle(ctx context.Context, cb *slack.InteractionCallback) {
 	for _, p := range pressesOf(cb) {
 		res := a.apply(ctx, p)
-		a.counter.WithLabelValues(p.action, res.outcome).Inc()
+		label := p.action
+		if actionVerb(label) == "" {
+			label = "unknown" // the label's values stay the buttons paged makes
+		}
+		a.counter.WithLabelValues(label, res.outcome).Inc()
 		a.logger.Info("slack action", "action", p.action, "outcome", res.outcome,
 			"user", p.userID, "user_name", p.userName, "channel", p.channelID, "message_ts", p.messageTS,
 			"receiver", res.ref.Receiver, "group", res.ref.GroupKey)

@@ -326,6 +326,13 @@ func TestSlackActionsSocketMode(t *testing.T) {
 	if !s.WaitConnected(10 * time.Second) {
 		t.Fatalf("paged never opened a Socket Mode connection:\n%s", n.logs)
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(n.acts.socketUp) != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if testutil.ToFloat64(n.acts.socketUp) != 1 {
+		t.Errorf("paged_slack_socket_mode_connected = 0 while connected")
+	}
 	before := len(s.Calls())
 	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
 	post := s.WaitCalls(t, before+1, 10*time.Second)[before]
@@ -350,7 +357,7 @@ func TestSlackActionsSocketMode(t *testing.T) {
 
 	// eve may not act.
 	press("U0EVE", ActionSilence1h)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	var refusal notifiertest.SlackCall
 	for refusal.Method == "" && time.Now().Before(deadline) {
 		for _, c := range s.Calls() {

@@ -134,7 +134,10 @@ func (in *interactivity) socketOnce(ctx context.Context, c *SlackInteractivity) 
 			case evt := <-client.Events:
 				switch evt.Type {
 				case socketmode.EventTypeConnected:
+					in.acts.socketUp.Set(1)
 					logger.Info("slack socket mode connected")
+				case socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+					in.acts.socketUp.Set(0)
 				case socketmode.EventTypeInvalidAuth:
 					logger.Error("slack refused the app-level token (invalid_auth): check slack_interactivity.app_level_token")
 				case socketmode.EventTypeInteractive:
@@ -161,6 +164,7 @@ func (in *interactivity) socketOnce(ctx context.Context, c *SlackInteractivity) 
 	err = client.RunContext(ctx)
 	cancel()
 	wg.Wait()
+	in.acts.socketUp.Set(0)
 	return err
 }
 
@@ -208,7 +212,7 @@ func (in *interactivity) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reason := in.verify(r.Header, body, secret); reason != "" {
-		in.acts.counter.WithLabelValues("http", "unauthorized").Inc()
+		in.acts.counter.WithLabelValues("unknown", "unauthorized").Inc()
 		in.acts.logger.Warn("slack interaction refused", "reason", reason, "remote", r.RemoteAddr)
 		http.Error(w, reason, http.StatusUnauthorized)
 		return
