@@ -234,3 +234,15 @@ func matchType(t amlabels.MatchType) silencepb.Matcher_Type {
 	}
 	return silencepb.Matcher_EQUAL
 }
+
+// Receivers returns the receivers an alert with the labels ls reaches, in
+// route order (a receiver twice when two routes name it): what
+// exp_receivers compares, and what `amtool config routes test` prints.
+func Receivers(ctx context.Context, conf *notifier.Config, ls model.LabelSet) ([]string, error) {
+	a := alert.New(model.Alert{Labels: ls, StartsAt: time.Unix(0, 0)}, time.Unix(0, 0), false)
+	o, err := evaluate(ctx, conf, time.Time{}, []*alert.Alert{a}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return recvs(o), nil
+}

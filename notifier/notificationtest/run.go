@@ -133,11 +133,7 @@ func (c *check) run(ctx context.Context) {
 		c.opts.Coverage.record(o)
 	}
 	if e := t.ExpReceivers; e != nil {
-		var got []string
-		for _, r := range o.routes {
-			got = append(got, r.RouteOpts.Receiver)
-		}
-		if !slices.Equal(e.Value, got) {
+		if got := recvs(o); !slices.Equal(e.Value, got) {
 			c.diff(e.Pos, "exp_receivers", e.Value, got)
 		}
 	}
