@@ -27,10 +27,11 @@ func TestNotificationTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
+	cov := notificationtest.NewCoverage(cfg.NotifierConfig)
 	res, err := ruletest.Run(context.Background(), ruletest.Options{
 		Stdout: &stdout, Stderr: &stderr,
 		Notifications: notificationtest.Runner(notificationtest.Options{
-			Config: cfg.NotifierConfig,
+			Config: cfg.NotifierConfig, Coverage: cov,
 			Render: notifier.RenderOptions{ExternalURL: cfg.Global.ExternalURL.String()},
 		}),
 	}, files...)
@@ -46,5 +47,14 @@ func TestNotificationTests(t *testing.T) {
 	}
 	if n < 12 {
 		t.Errorf("%d notification tests ran, want at least 12", n)
+	}
+	// paged test --coverage: every route and inhibit rule exercised, every
+	// receiver rendered.
+	var out bytes.Buffer
+	if err := cov.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Notification coverage: 5/5 routes reached, 2/2 inhibit rules inhibiting, 4/4 receivers rendered (100.0% of routes and inhibit rules)\n"; out.String() != want || cov.Percent() != 100 {
+		t.Errorf("coverage:\n%s", out.String())
 	}
 }

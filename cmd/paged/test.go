@@ -47,6 +47,7 @@ func (c *testCmd) Run(e *env) error {
 	if c.JUnit != "" {
 		opts.JUnit = &junit
 	}
+	var notifCov *notificationtest.Coverage
 	if c.Update && c.Config == "" {
 		return usageError("--update needs --config")
 	}
@@ -74,6 +75,8 @@ func (c *testCmd) Run(e *env) error {
 			nopts.Render.RunbookBaseURL = cfg.RunbookBaseURL.String()
 		}
 		nopts.RuleTests.Stdout, nopts.RuleTests.Stderr, nopts.RuleTests.JUnit = nil, nil, nil
+		nopts.Coverage = notificationtest.NewCoverage(cfg.NotifierConfig)
+		notifCov = nopts.Coverage
 		opts.Notifications = notificationtest.Runner(nopts)
 	}
 	res, err := ruletest.Run(e.ctx, opts, files...)
@@ -93,6 +96,11 @@ func (c *testCmd) Run(e *env) error {
 	if c.Coverage || c.MinCoverage > 0 {
 		if err := res.Coverage.WriteText(e.stdout); err != nil {
 			return usageError("writing coverage: %v", err)
+		}
+		if notifCov != nil {
+			if err := notifCov.WriteText(e.stdout); err != nil {
+				return usageError("writing coverage: %v", err)
+			}
 		}
 		if pct := res.Coverage.Percent(); pct < c.MinCoverage {
 			fmt.Fprintf(e.stderr, "paged: coverage %.1f%% is below --min-coverage %v%%\n", pct, c.MinCoverage)

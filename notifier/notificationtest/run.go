@@ -130,7 +130,7 @@ func (c *check) run(ctx context.Context) {
 		return
 	}
 	if c.opts.Coverage != nil {
-		c.opts.Coverage.record(o)
+		c.opts.Coverage.record(o, under)
 	}
 	if e := t.ExpReceivers; e != nil {
 		if got := recvs(o); !slices.Equal(e.Value, got) {
@@ -376,6 +376,9 @@ func (c *check) checkPayload(ctx context.Context, ep ExpPayload, o *outcome, at 
 		if err != nil {
 			c.fail(ep.Pos, "exp_payloads", "    "+err.Error())
 			return
+		}
+		if c.opts.Coverage != nil {
+			c.opts.Coverage.renderedFor(ep.Receiver)
 		}
 		for _, p := range ps {
 			payloads = append(payloads, rendered{Integration: p.Integration, Group: g.key, Body: p.Body})

@@ -138,3 +138,23 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("want a diff:\n%s", stderr)
 	}
 }
+
+// TestCoverage: the routes, inhibit rules and receivers no test exercises
+// are listed.
+func TestCoverage(t *testing.T) {
+	opts := load(t, "testdata/paged.yaml")
+	opts.Coverage = notificationtest.NewCoverage(opts.Config)
+	if res, _, stderr := runFiles(t, opts, nil, "testdata/notifications.test.yaml"); res.Failed() {
+		t.Fatal(stderr)
+	}
+	var b bytes.Buffer
+	if err := opts.Coverage.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "Notification coverage: 5/6 routes reached, 1/1 inhibit rules inhibiting, 3/4 receivers rendered (85.7% of routes and inhibit rules)\n" +
+		"  route not reached: {} -> default-webhook\n" +
+		"  receiver never rendered: default-webhook\n"
+	if b.String() != want {
+		t.Errorf("coverage:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
