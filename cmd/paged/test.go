@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/ruletest"
+	"github.com/pagedhq/paged/notifier/notificationtest"
 )
 
 // testCmd is `paged test`: rule unit tests in the promtool test rules format.
@@ -18,6 +20,9 @@ type testCmd struct {
 	IgnoreUnknownFields bool     `name:"ignore-unknown-fields" help:"Ignore unknown fields in the rule files (the test files stay strict)."`
 	Coverage            bool     `help:"List every alerting rule and the test cases that exercise it firing and not firing."`
 	MinCoverage         float64  `name:"min-coverage" placeholder:"PCT" help:"Fail (exit 1) when fewer than PCT percent of the alerting rules are tested firing and not firing. Implies --coverage."`
+
+	Config string `placeholder:"FILE" help:"paged.yaml whose notifier block the notification_tests run against."`
+	Update bool   `help:"Write the golden files of the notification tests' exp_payloads with what is rendered."`
 
 	Files []string `arg:"" name:"TESTFILE" help:"Test files, directories (every *.test.yaml below) or glob patterns."`
 }
@@ -42,6 +47,38 @@ func (c *testCmd) Run(e *env) error {
 	if c.JUnit != "" {
 		opts.JUnit = &junit
 	}
+	var notifCov *notificationtest.Coverage
+	if c.Update && c.Config == "" {
+		return usageError("--update needs --config")
+	}
+	if c.Config != "" {
+		cfg, err := config.Load(c.Config, e.getenv)
+		if err != nil {
+			var ce *config.Error
+			if errors.As(err, &ce) {
+				for _, p := range ce.Problems {
+					fmt.Fprintln(e.stderr, p.String())
+				}
+				fmt.Fprintf(e.stderr, "%s: %d problem(s)\n", c.Config, len(ce.Problems))
+				return problems()
+			}
+			return &exitError{Code: exitUsage, Err: err}
+		}
+		if cfg.NotifierConfig == nil {
+			return usageError("%s: no notifier: block for the notification tests", c.Config)
+		}
+		nopts := notificationtest.Options{Config: cfg.NotifierConfig, Update: c.Update, RuleTests: opts, Stdout: e.stdout}
+		if cfg.Global.ExternalURL != nil {
+			nopts.Render.ExternalURL = cfg.Global.ExternalURL.String()
+		}
+		if cfg.RunbookBaseURL != nil {
+			nopts.Render.RunbookBaseURL = cfg.RunbookBaseURL.String()
+		}
+		nopts.RuleTests.Stdout, nopts.RuleTests.Stderr, nopts.RuleTests.JUnit = nil, nil, nil
+		nopts.Coverage = notificationtest.NewCoverage(cfg.NotifierConfig)
+		notifCov = nopts.Coverage
+		opts.Notifications = notificationtest.Runner(nopts)
+	}
 	res, err := ruletest.Run(e.ctx, opts, files...)
 	if err != nil {
 		var ue *ruletest.UsageError
@@ -59,6 +96,11 @@ func (c *testCmd) Run(e *env) error {
 	if c.Coverage || c.MinCoverage > 0 {
 		if err := res.Coverage.WriteText(e.stdout); err != nil {
 			return usageError("writing coverage: %v", err)
+		}
+		if notifCov != nil {
+			if err := notifCov.WriteText(e.stdout); err != nil {
+				return usageError("writing coverage: %v", err)
+			}
 		}
 		if pct := res.Coverage.Percent(); pct < c.MinCoverage {
 			fmt.Fprintf(e.stderr, "paged: coverage %.1f%% is below --min-coverage %v%%\n", pct, c.MinCoverage)

@@ -110,3 +110,36 @@ func TestTestJUnitFile(t *testing.T) {
 		t.Errorf("unexpected report:\n%s", b)
 	}
 }
+
+// TestTestNotifications runs notification tests through the command line:
+// exit codes, positions, --update without --config, and a file with
+// notification_tests run without --config.
+func TestTestNotifications(t *testing.T) {
+	td := filepath.Join("..", "..", "notifier", "notificationtest", "testdata")
+	conf := filepath.Join(td, "paged.yaml")
+	bare := filepath.Join(t.TempDir(), "paged.yaml")
+	if err := os.WriteFile(bare, []byte("datasource: {type: prometheus, prometheus: {url: http://127.0.0.1:9090}}\npacks: [{name: vllm}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"pass", []string{"test", "--config", conf, filepath.Join(td, "notifications.test.yaml")}, exitOK, ""},
+		{"fail", []string{"test", "--config", conf, "--run", "wrong receivers", filepath.Join(td, "failing.test.yaml")}, exitProblems,
+			"failing.test.yaml:5:5: notification_test exp_receivers\n    name: wrong receivers,\n        diff (- expected, + got):\n            - pager\n              llm-slack\n            + pager\n"},
+		{"no --config", []string{"test", filepath.Join(td, "notifications.test.yaml")}, exitProblems,
+			"notifications.test.yaml:1:1: notification_tests\n    notification_tests need the notifier configuration: run paged test --config paged.yaml"},
+		{"--update without --config", []string{"test", "--update", filepath.Join(td, "notifications.test.yaml")}, exitUsage, "--update needs --config"},
+		{"config without a notifier", []string{"test", "--config", bare, filepath.Join(td, "notifications.test.yaml")}, exitUsage, "no notifier: block"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runPaged(t, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("exit %d, want %d; stderr (want %q):\n%s", code, c.code, c.stderr, stderr)
+			}
+		})
+	}
+}

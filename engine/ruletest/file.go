@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"go.yaml.in/yaml/v3"
 )
 
 // Pos is a position in a test file.
@@ -31,6 +32,11 @@ type File struct {
 	GroupEvalOrderPos  []Pos
 	FuzzyCompare       bool
 	Tests              []TestGroup
+	// NotificationTests is the notification_tests list as written, for the
+	// runner of Options.Notifications to read (nil when the key is absent).
+	// Rule tests never look into it.
+	NotificationTests *yaml.Node
+	NotificationsPos  Pos
 }
 
 // TestGroup is one entry of tests: its own input series and assertions.

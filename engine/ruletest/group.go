@@ -29,6 +29,8 @@ type groupRun struct {
 	order        map[string]int
 	ruleFiles    []string
 	result       *GroupResult
+	// capture, when set, collects the firing alerts at one time (AlertsAt).
+	capture *capture
 }
 
 func (g *groupRun) fail(pos Pos, kind, msg string) {
@@ -125,6 +127,9 @@ func (r *runner) group(ctx context.Context, g groupRun, debug io.Writer) error {
 		mint = tg.StartTimestamp
 	}
 	maxt := mint.Add(tg.maxEvalTime())
+	if g.capture != nil {
+		maxt = mint.Add(max(tg.maxEvalTime(), g.capture.evalTime))
+	}
 
 	for _, c := range tg.AlertRuleTests {
 		if c.Alertname == "" {
@@ -172,6 +177,9 @@ func (r *runner) group(ctx context.Context, g groupRun, debug io.Writer) error {
 		for next < len(cases) && ts.Sub(mint) <= cases[next].EvalTime && cases[next].EvalTime < ts.Add(g.evalInterval).Sub(mint) {
 			r.checkAlerts(&g, groups, cases[next])
 			next++
+		}
+		if c := g.capture; c != nil && ts.Sub(mint) <= c.evalTime && c.evalTime < ts.Add(g.evalInterval).Sub(mint) {
+			c.collect(groups)
 		}
 		if ts.Equal(maxt) {
 			break

@@ -52,6 +52,10 @@ func Parse(path string, content []byte) (*File, []error) {
 			w.sequence(v, key, func(item *yaml.Node) {
 				f.Tests = append(f.Tests, w.testGroup(item))
 			})
+		case "notification_tests":
+			// paged's extension: read by the notification test runner.
+			f.NotificationTests = v
+			f.NotificationsPos = w.pos(k)
 		default:
 			return false
 		}

@@ -47,7 +47,15 @@ type Options struct {
 	Now func() time.Time
 	// Parallel is how many test groups run at once. 0: GOMAXPROCS.
 	Parallel int
+	// Notifications runs a file's notification_tests (paged's extension).
+	// Nil: a file that has them fails, asking for a notifier configuration.
+	Notifications NotificationsFunc
 }
+
+// NotificationsFunc runs the notification_tests of a test file after its
+// rule tests; match selects tests by name as --run selects test groups.
+// Each notification test is reported as one GroupResult (a JUnit test case).
+type NotificationsFunc func(ctx context.Context, f *File, match func(name string) bool) []*GroupResult
 
 func (o *Options) fill() {
 	if o.Stdout == nil {
@@ -174,6 +182,13 @@ func Run(ctx context.Context, opts Options, files ...string) (*Result, error) {
 		return res, err
 	}
 	for _, fp := range plans {
+		if fp.file != nil && fp.file.NotificationTests != nil && opts.Notifications != nil {
+			fp.notifications = opts.Notifications(ctx, fp.file, func(name string) bool {
+				return run == nil || run.MatchString(name)
+			})
+		}
+	}
+	for _, fp := range plans {
 		fr := fp.result
 		fmt.Fprintf(opts.Stdout, "Processing test file: %s\n", fr.Path)
 		suite := junit.Suite(fr.Path)
@@ -187,6 +202,13 @@ func Run(ctx context.Context, opts Options, files ...string) (*Result, error) {
 				suite.Fail(f.String())
 			}
 			fr.Groups = append(fr.Groups, t.result)
+		}
+		for _, g := range fp.notifications {
+			suite.Case(g.Name)
+			for _, f := range g.Failures {
+				suite.Fail(f.String())
+			}
+			fr.Groups = append(fr.Groups, g)
 		}
 		for _, w := range fp.warnings {
 			fmt.Fprintln(opts.Stderr, "  WARNING: no file match pattern", w)
@@ -232,10 +254,12 @@ type runner struct {
 
 // filePlan is a parsed test file and the test groups to run.
 type filePlan struct {
-	result   *FileResult
-	abort    error // the file could not run at all (JUnit <error>)
-	warnings []string
-	tasks    []*groupTask
+	file          *File // nil when the file did not parse
+	notifications []*GroupResult
+	result        *FileResult
+	abort         error // the file could not run at all (JUnit <error>)
+	warnings      []string
+	tasks         []*groupTask
 }
 
 type groupTask struct {
@@ -263,6 +287,12 @@ func (r *runner) plan(path string, content []byte) *filePlan {
 		}
 		return fp
 	}
+
+	if tf.NotificationTests != nil && r.opts.Notifications == nil {
+		fileFail(tf.NotificationsPos, "notification_tests", errors.New("notification_tests need the notifier configuration: run paged test --config paged.yaml"))
+		return fp
+	}
+	fp.file = tf
 
 	ruleFiles, warnings, err := resolveRuleFiles(tf)
 	fp.warnings = warnings
