@@ -86,7 +86,10 @@ func RenderPayloads(ctx context.Context, conf *Config, opts RenderOptions, g Ren
 		metrics:  newMetrics(prometheus.NewRegistry()),
 		stale:    newStaleSet(),
 	}
-	ints, err := n.integrations(*r, tmpl, false, nil)
+	// With slack_interactivity, a bot's message carries the buttons, as
+	// first posted (no press applied yet).
+	n.acts = &slackActions{n: n, logger: n.logger}
+	ints, err := n.integrations(*r, tmpl, conf.SlackInteractivity != nil, nil)
 	if err != nil {
 		return nil, err
 	}

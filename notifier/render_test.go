@@ -69,3 +69,37 @@ receivers:
 		t.Errorf("unknown receiver: %v", err)
 	}
 }
+
+// With slack_interactivity, a bot's message is rendered with its buttons,
+// as first posted; a webhook's Slack message has none.
+func TestRenderPayloadsWithButtons(t *testing.T) {
+	conf := mustConfig(t, `
+route: {receiver: team, group_by: [alertname]}
+receivers:
+  - name: team
+    slack_configs:
+      - api_url: https://hooks.slack.example/services/T/B/X
+      - app_token: xoxb-1
+        channel: '#llm'
+slack_interactivity:
+  mode: http
+  signing_secret: s
+`)
+	at := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	a := alert.New(model.Alert{Labels: model.LabelSet{"alertname": "VLLMKVCacheSaturated"}, StartsAt: at}, at, false)
+	ps, err := RenderPayloads(context.Background(), conf, RenderOptions{}, RenderGroup{
+		Receiver: "team", GroupKey: `{}:{alertname="VLLMKVCacheSaturated"}`,
+		GroupLabels: model.LabelSet{"alertname": "VLLMKVCacheSaturated"}, Alerts: []*alert.Alert{a}, At: at,
+	})
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("payloads %v, %v", ps, err)
+	}
+	if strings.Contains(string(ps[0].Body), ActionAck) {
+		t.Errorf("the webhook's message has buttons:\n%s", ps[0].Body)
+	}
+	for _, id := range []string{ActionAck, ActionSilence1h, ActionSilenceUntilResolved} {
+		if !strings.Contains(string(ps[1].Body), id) {
+			t.Errorf("the bot's message lacks %s:\n%s", id, ps[1].Body)
+		}
+	}
+}

@@ -76,6 +76,9 @@ func actionsReceiver(receiver string, idx int) *nflogpb.Receiver {
 
 // loadActions reads a group's actions entry; none: an empty one.
 func loadActions(l *nflog.Log, receiver string, idx int, gkey string) groupActions {
+	if l == nil { // RenderPayloads: no state, the buttons as first posted
+		return groupActions{store: nflog.NewStore(nil)}
+	}
 	es, err := l.Query(nflog.QGroupKey(gkey), nflog.QReceiver(actionsReceiver(receiver, idx)))
 	if err != nil || len(es) != 1 {
 		return groupActions{store: nflog.NewStore(nil)}
