@@ -19,9 +19,11 @@ const MaxLimit = 10000
 
 // Query selects events, oldest first. Zero fields select everything.
 type Query struct {
-	// Matchers select events by their labels; all must match (events
-	// without labels match only matchers that match the empty value).
-	Matchers []*labels.Matcher
+	// Matchers select events by their labels, as match[] does in
+	// Prometheus's API: an event is selected when all the matchers of
+	// one of the sets match its labels (events without labels match only
+	// matchers that match the empty value).
+	Matchers [][]*labels.Matcher
 	// Alertname selects the events of one alert name.
 	Alertname string
 	// Fingerprint selects the events of one alert.
@@ -94,16 +96,20 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 		args  []any
 	)
 	alertname := q.Alertname
-	var rest []*labels.Matcher
-	for _, m := range q.Matchers {
-		if m.Name == labels.AlertName && m.Type == labels.MatchEqual && m.Value != "" && (alertname == "" || alertname == m.Value) {
-			alertname = m.Value
-			continue
+	rest := q.Matchers
+	if len(q.Matchers) == 1 {
+		// One set: its alertname="x" is the index's.
+		rest = [][]*labels.Matcher{nil}
+		for _, m := range q.Matchers[0] {
+			if m.Name == labels.AlertName && m.Type == labels.MatchEqual && m.Value != "" && (alertname == "" || alertname == m.Value) {
+				alertname = m.Value
+				continue
+			}
+			rest[0] = append(rest[0], m)
 		}
-		if m.Name == labels.AlertName && m.Type == labels.MatchEqual && alertname != "" && alertname != m.Value {
-			return Page{}, nil // two names: nothing matches
+		if len(rest[0]) == 0 {
+			rest = nil
 		}
-		rest = append(rest, m)
 	}
 	if alertname != "" {
 		where, args = append(where, "alertname = ?"), append(args, alertname)
@@ -170,13 +176,22 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	return page, nil
 }
 
-func matches(ms []*labels.Matcher, ls map[string]string) bool {
-	for _, m := range ms {
-		if !m.Matches(ls[m.Name]) {
-			return false
-		}
+// matches tells whether ls matches every matcher of one of the sets (or
+// there are none).
+func matches(sets [][]*labels.Matcher, ls map[string]string) bool {
+	if len(sets) == 0 {
+		return true
 	}
-	return true
+next:
+	for _, ms := range sets {
+		for _, m := range ms {
+			if !m.Matches(ls[m.Name]) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func scanEvent(rows *sql.Rows) (Event, error) {

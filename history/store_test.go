@@ -45,6 +45,8 @@ func open(t *testing.T, o Options) *Store {
 	return s
 }
 
+func sets(ms ...*labels.Matcher) [][]*labels.Matcher { return [][]*labels.Matcher{ms} }
+
 func flush(t *testing.T, s *Store) {
 	t.Helper()
 	if err := s.Flush(context.Background()); err != nil {
@@ -107,12 +109,15 @@ func TestRecordAndQuery(t *testing.T) {
 		want string
 	}{
 		"alertname": {Query{Alertname: "KV"}, "pending:KV firing:KV notification:KV"},
-		"matcher":   {Query{Matchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, "instance", "a|b")}}, "pending:KV pending:Queue firing:KV"},
-		"name matcher and type": {Query{Matchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")},
+		"matcher":   {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchRegexp, "instance", "a|b"))}, "pending:KV pending:Queue firing:KV"},
+		"name matcher and type": {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")),
 			Types: []string{TypeFiring, TypeNotification}}, "firing:KV notification:KV"},
-		"two names":  {Query{Alertname: "Queue", Matchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")}}, ""},
+		"two names":  {Query{Alertname: "Queue", Matchers: sets(labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV"))}, ""},
 		"time range": {Query{Start: t0.Add(time.Minute), End: t0.Add(3 * time.Minute)}, "pending:Queue firing:KV notification:KV"},
-		"not equal":  {Query{Matchers: []*labels.Matcher{labels.MustNewMatcher(labels.MatchNotEqual, "instance", "a")}}, "pending:Queue notification:KV reload:"},
+		"not equal":  {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchNotEqual, "instance", "a"))}, "pending:Queue notification:KV reload:"},
+		"either set": {Query{Matchers: [][]*labels.Matcher{{labels.MustNewMatcher(labels.MatchEqual, "alertname", "Queue")},
+			{labels.MustNewMatcher(labels.MatchEqual, "instance", "a"), labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")}}},
+			"pending:KV pending:Queue firing:KV"},
 	} {
 		if got := kinds(query(t, s, c.q).Events); got != c.want {
 			t.Errorf("%s: events = %q, want %q", name, got, c.want)
@@ -129,7 +134,7 @@ func TestQueryPages(t *testing.T) {
 	for _, matcher := range []bool{false, true} {
 		q := Query{Limit: 3}
 		if matcher {
-			q.Matchers = []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "instance", "x")}
+			q.Matchers = sets(labels.MustNewMatcher(labels.MatchEqual, "instance", "x"))
 		}
 		var got []string
 		for pages := 0; ; pages++ {
