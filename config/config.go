@@ -29,6 +29,12 @@ const (
 	DefaultResendDelay        = time.Minute
 	DefaultListenAddress      = "127.0.0.1:9095"
 	DefaultStoragePath        = "data/"
+	// DefaultHistoryRetention is storage.history.retention: how long
+	// events are kept in the history.
+	DefaultHistoryRetention = 30 * 24 * time.Hour
+	// DefaultHistoryMaxBytes is storage.history.max_bytes: the size the
+	// history file is kept under, oldest events dropped first.
+	DefaultHistoryMaxBytes = 1 << 30
 	DefaultDatasourceTimeout  = 10 * time.Second
 	DefaultDownAfterFailures  = 3
 	// DefaultNoSeriesAfter is global.no_series_after: how long a rule's
@@ -194,7 +200,18 @@ type QueryLimits struct {
 
 // StorageConfig is the storage: block.
 type StorageConfig struct {
-	Path string // alert state, silences, notification log
+	Path    string // alert state, silences, notification log, history
+	History HistoryConfig
+}
+
+// HistoryConfig is storage.history: the event history (history.db under
+// storage.path).
+type HistoryConfig struct {
+	// Retention is how long events are kept; older ones are deleted.
+	Retention time.Duration
+	// MaxBytes bounds the size of the history file; past it the oldest
+	// events are deleted, never the newest.
+	MaxBytes int64
 }
 
 // WebConfig is the web: block.
@@ -361,6 +378,12 @@ func Parse(data []byte, path string, getenv func(string) string) (*Config, error
 		field{"storage", func(n *yaml.Node, key string) {
 			d.mapping(n, key,
 				field{"path", d.nonEmptyPath(&cfg.Storage.Path)},
+				field{"history", func(n *yaml.Node, key string) {
+					d.mapping(n, key,
+						field{"retention", d.duration(&cfg.Storage.History.Retention, false)},
+						field{"max_bytes", d.largeByteSize(&cfg.Storage.History.MaxBytes, minHistoryBytes)},
+					)
+				}},
 			)
 		}},
 		field{"web", func(n *yaml.Node, key string) {
@@ -478,7 +501,7 @@ func Default() *Config {
 			},
 			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention, Keep: KeepReferenced},
 		},
-		Storage: StorageConfig{Path: DefaultStoragePath},
+		Storage: StorageConfig{Path: DefaultStoragePath, History: HistoryConfig{Retention: DefaultHistoryRetention, MaxBytes: DefaultHistoryMaxBytes}},
 		Web: WebConfig{
 			ListenAddress:       DefaultListenAddress,
 			MaxRequestBodyBytes: DefaultMaxRequestBodyBytes,

@@ -103,6 +103,9 @@ func TestLoadConfigGood(t *testing.T) {
 	if cfg.Storage.Path != filepath.Join("testdata", "state") {
 		t.Errorf("storage.path = %q, want it relative to the config file", cfg.Storage.Path)
 	}
+	if h := cfg.Storage.History; h.Retention != 14*24*time.Hour || h.MaxBytes != 20<<30 {
+		t.Errorf("storage.history = %+v, want 14d and 20GiB", h)
+	}
 	if cfg.Web.ListenAddress != "127.0.0.1:19095" || cfg.Web.AuthRequired() {
 		t.Errorf("web = %+v", cfg.Web)
 	}
@@ -130,6 +133,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if cfg.Storage.Path != filepath.Join("testdata", "data") {
 		t.Errorf("storage.path = %q", cfg.Storage.Path)
+	}
+	if h := cfg.Storage.History; h.Retention != 30*24*time.Hour || h.MaxBytes != 1<<30 {
+		t.Errorf("storage.history defaults = %+v, want 30d and 1GiB", h)
 	}
 	if cfg.RunbookBaseURL != nil || cfg.Notifier != nil || cfg.NotifierConfig != nil {
 		t.Errorf("unexpected runbook base or notifier: %+v", cfg)

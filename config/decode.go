@@ -288,6 +288,36 @@ func (d *decoder) byteSize(dst *int64) func(*yaml.Node, string) {
 	}
 }
 
+// minHistoryBytes is the smallest storage.history.max_bytes: below it the
+// history could not hold a day of a quiet paged.
+const minHistoryBytes = 1 << 20
+
+// largeByteSize parses a size in bytes as byteSize does, with no upper
+// bound, and at least min bytes (for files, not buffers).
+func (d *decoder) largeByteSize(dst *int64, min int64) func(*yaml.Node, string) {
+	return func(n *yaml.Node, key string) {
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, key, "expected a size such as 1GiB, got %s", kindName(n))
+			return
+		}
+		text := strings.TrimSpace(n.Value)
+		v, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			var b units.Base2Bytes
+			b, err = units.ParseBase2Bytes(text)
+			v = int64(b)
+		}
+		switch {
+		case err != nil:
+			d.errorf(n, key, "invalid size %s (use bytes or a unit: 512MiB, 1GiB, 10GiB)", d.quote(n))
+		case v < min:
+			d.errorf(n, key, "must be at least %s (%d bytes)", units.Base2Bytes(min), min)
+		default:
+			*dst = v
+		}
+	}
+}
+
 // httpURL parses an absolute http(s) URL. The value is never quoted in a
 // message: URLs carry tokens and passwords.
 func (d *decoder) httpURL(dst **url.URL) func(*yaml.Node, string) {

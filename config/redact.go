@@ -46,7 +46,11 @@ func (c *Config) Redacted() (string, error) {
 		RunbookBaseURL string     `yaml:"runbook_base_url"`
 		GrafanaURL     string     `yaml:"grafana_url,omitempty"`
 		Storage        struct {
-			Path string `yaml:"path"`
+			Path    string `yaml:"path"`
+			History struct {
+				Retention string `yaml:"retention"`
+				MaxBytes  int64  `yaml:"max_bytes"`
+			} `yaml:"history"`
 		} `yaml:"storage"`
 		Web struct {
 			ListenAddress       string `yaml:"listen_address"`
@@ -139,6 +143,8 @@ func (c *Config) Redacted() (string, error) {
 		v.GrafanaURL = redactURL(c.GrafanaURL)
 	}
 	v.Storage.Path = c.Storage.Path
+	v.Storage.History.Retention = promDuration(c.Storage.History.Retention)
+	v.Storage.History.MaxBytes = c.Storage.History.MaxBytes
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
 	v.Web.RunbooksDir = c.Web.RunbooksDir

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/rules"
 )
 
@@ -132,8 +133,9 @@ func (e *Engine) iterate(ctx context.Context, g *promrules.Group, ts time.Time) 
 		e.afterEval(ictx, g, it.plan, ts)
 	}
 	ph.mark(&ph.eval)
-	e.persist(g, it.plan, ts)
+	e.persist(g, it, ts)
 	ph.mark(&ph.persist)
+	e.recordHistory(ctx, it.events)
 	if ctx.Err() == nil && len(it.outbox) > 0 {
 		e.opts.Notify(ctx, it.outbox)
 	}
@@ -168,8 +170,19 @@ func (p *iterPhases) mark(d *time.Duration) {
 // persist writes what the evaluation at ts changed in g's alerts and
 // waits until it is on disk. A write failure is reported by the store
 // (and retried); paging goes on from memory.
-func (e *Engine) persist(g *promrules.Group, plan *groupPlan, ts time.Time) {
-	seq, changed := e.state.commit(promrules.GroupKey(g.File(), g.Name()), ts, alertSources(g, plan))
+func (e *Engine) persist(g *promrules.Group, it *iteration, ts time.Time) {
+	var trans *[]transition
+	if e.opts.History != nil {
+		trans = new([]transition)
+	}
+	key := promrules.GroupKey(g.File(), g.Name())
+	seq, changed := e.state.commit(key, ts, alertSources(g, it.plan), trans)
+	if trans != nil && len(*trans) > 0 {
+		e.mu.Lock()
+		ext := e.extLabels
+		e.mu.Unlock()
+		it.events = append(it.events, transitionEvents(*trans, ext, ts, g.Name())...)
+	}
 	if changed {
 		if err := e.state.log.Wait(seq); err != nil {
 			e.logger.Debug("alert state not written", "group", g.Name(), "err", err)
@@ -186,6 +199,7 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 		answered, unanswered int
 		stale                []staleAlert
 		down                 []*rules.Alert
+		events               []history.Event
 	)
 	e.mu.Lock()
 	ext := e.extLabels
@@ -202,6 +216,9 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 			// duplicate label sets, local append): Prometheus semantics.
 			answered++
 			if rs.stale {
+				if ar, ok := r.(*promrules.AlertingRule); ok && e.opts.History != nil {
+					events = append(events, staleEvents(history.TypeFresh, ar, ext, ts, g.Name(), "")...)
+				}
 				*rs = ruleState{}
 			}
 			continue
@@ -213,6 +230,9 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 		}
 		if !rs.stale {
 			rs.stale, rs.staleSince, rs.staleSent = true, ts, map[uint64]time.Time{}
+			if ar, ok := r.(*promrules.AlertingRule); ok && e.opts.History != nil {
+				events = append(events, staleEvents(history.TypeStale, ar, ext, ts, g.Name(), err.Error())...)
+			}
 		}
 		rs.failures++
 		rs.lastErr = err
@@ -223,9 +243,18 @@ func (e *Engine) afterEval(ctx context.Context, g *promrules.Group, plan *groupP
 			stale = append(stale, e.staleAlertsLocked(ar, plan.def(i, r), rs, ts, g.Interval(), ext)...)
 		}
 	}
+	wasDown := e.health.down
 	down = e.updateHealthLocked(promrules.GroupKey(g.File(), g.Name()), answered, unanswered, ts, g.Interval(), ext)
 	health := healthRecord{down: e.health.down, downSince: e.health.downSince, lastSent: e.health.lastSent}
+	if e.health.down != wasDown && e.opts.History != nil {
+		events = append(events, e.datasourceEventLocked(ts, g.Name()))
+	}
 	e.mu.Unlock()
+	if it := iterationFrom(ctx); it != nil {
+		it.events = append(it.events, events...)
+	} else {
+		e.recordHistory(ctx, events)
+	}
 	if err := e.state.setHealth(health); err != nil {
 		e.logger.Debug("datasource health not written", "err", err)
 	}

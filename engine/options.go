@@ -35,6 +35,10 @@ type Options struct {
 	Appendable storage.AppendableV2
 	// Notify receives the alerts due to be sent. Nil discards them.
 	Notify rules.NotifyFunc
+	// History receives the alerts' changes of state, alerts going stale
+	// and fresh, and the datasource's outages (a *history.Store). Nil
+	// records nothing.
+	History HistoryRecorder
 	// ReloadFailed, when set, tells the reload of the configuration that
 	// failed with none succeeding since; the engine raises
 	// PagedReloadFailed while it answers true.

@@ -19,6 +19,7 @@ import (
 	promrules "github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/template"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/rules"
 )
 
@@ -232,6 +233,7 @@ type iteration struct {
 	batch    []captured
 	combined map[int]*combinedAnswer // the group's combined queries sent, by chunk
 	outbox   []*rules.Alert          // notifications, sent once the state is written
+	events   []history.Event         // for the history, written before the notifications go out
 }
 
 type iterationKey struct{}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	promrules "github.com/prometheus/prometheus/rules"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/internal/durable"
 )
 
@@ -226,8 +227,9 @@ func alertSources(g *promrules.Group, plan *groupPlan) []alertSource {
 // commit compares the group's alerts after the evaluation at ts with the
 // mirror, appends one record with the differences and returns its
 // sequence number, and whether anything changed (then the caller waits
-// for it before acting).
-func (s *stateStore) commit(key string, ts time.Time, rules []alertSource) (uint64, bool) {
+// for it before acting). When trans is not nil, the alerts' changes of
+// state are appended to it, for the history.
+func (s *stateStore) commit(key string, ts time.Time, rules []alertSource, trans *[]transition) (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := s.groups[key]
@@ -249,6 +251,9 @@ func (s *stateStore) commit(key string, ts time.Time, rules []alertSource) (uint
 			sa := m[h]
 			switch {
 			case sa == nil || !labels.Equal(sa.labels, a.Labels):
+				if trans != nil && a.State != promrules.StateInactive {
+					*trans = append(*trans, newTransition(promrules.StateInactive, a))
+				}
 				sa = newStoredAlert(a, src.def)
 				if m == nil {
 					m = map[uint64]*storedAlert{}
@@ -258,6 +263,9 @@ func (s *stateStore) commit(key string, ts time.Time, rules []alertSource) (uint
 				rc.puts = append(rc.puts, sa)
 				rc.setHash(sa, h)
 			case sa.timesDiffer(a):
+				if trans != nil && sa.state != a.State {
+					*trans = append(*trans, newTransition(sa.state, a))
+				}
 				sa.setTimes(a)
 				rc.times = append(rc.times, sa)
 				rc.setHash(sa, h)
@@ -267,6 +275,11 @@ func (s *stateStore) commit(key string, ts time.Time, rules []alertSource) (uint
 		})
 		for h, sa := range m {
 			if sa.gen != gen {
+				if trans != nil && sa.state == promrules.StatePending {
+					// Prometheus forgets a pending alert whose
+					// condition no longer holds.
+					*trans = append(*trans, transition{typ: history.TypeInactive, labels: sa.labels, value: sa.value, activeAt: sa.activeAt})
+				}
 				delete(m, h)
 				rc.drops = append(rc.drops, h)
 			}
@@ -341,4 +354,30 @@ func (a *storedAlert) metric() labels.Labels {
 	}
 	a.metricExtra.Range(func(l labels.Label) { b.Set(l.Name, l.Value) })
 	return b.Labels()
+}
+
+// transition is an alert's change of state in one evaluation, for the
+// history.
+type transition struct {
+	typ      string // history.TypePending, TypeFiring, TypeResolved, TypeInactive
+	labels   labels.Labels
+	value    float64
+	activeAt time.Time
+}
+
+// newTransition is the change of a from the state it had.
+func newTransition(was promrules.AlertState, a *promrules.Alert) transition {
+	t := transition{labels: a.Labels, value: a.Value, activeAt: a.ActiveAt}
+	switch a.State {
+	case promrules.StatePending:
+		t.typ = history.TypePending
+	case promrules.StateFiring:
+		t.typ = history.TypeFiring
+	default:
+		t.typ = history.TypeInactive
+		if was == promrules.StateFiring {
+			t.typ = history.TypeResolved
+		}
+	}
+	return t
 }

@@ -47,7 +47,7 @@ func BenchmarkStateCommit10k(b *testing.B) {
 			ts := time.Now()
 			ar := firingRule(b, 10_000, ts)
 			src := []alertSource{{id: ruleID{name: "Many"}, rule: ar}}
-			seq, _ := s.commit("g", ts, src) // the first commit puts every alert
+			seq, _ := s.commit("g", ts, src, nil) // the first commit puts every alert
 			if err := s.log.Wait(seq); err != nil {
 				b.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func BenchmarkStateCommit10k(b *testing.B) {
 					ar.ForEachActiveAlert(func(a *promrules.Alert) { a.LastSentAt, a.ValidUntil = ts, ts.Add(4*time.Minute) })
 					b.StartTimer()
 				}
-				seq, changed := s.commit("g", ts, src)
+				seq, changed := s.commit("g", ts, src, nil)
 				if changed != tc.resend {
 					b.Fatalf("commit %d: changed = %v", i, changed)
 				}

@@ -2,9 +2,17 @@ package notifier
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
+	"time"
+
+	"github.com/prometheus/alertmanager/silence"
+
+	"github.com/pagedhq/paged/history"
 )
 
 // silenceChangesDurable holds the answer to a silence change (POST
@@ -26,6 +34,7 @@ func (n *Notifier) silenceChangesDurable(next http.Handler) http.Handler {
 		b := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 		next.ServeHTTP(b, r)
 		if b.status >= 200 && b.status < 300 {
+			n.recordSilenceChange(r, b.body.Bytes())
 			if err := n.silSt.disk.Sync(); err != nil {
 				n.logger.Error("silence change not written to disk; answering 503", "file", n.statePath("silences"), "err", err)
 				w.Header().Set("Retry-After", "5")
@@ -36,6 +45,44 @@ func (n *Notifier) silenceChangesDurable(next http.Handler) http.Handler {
 		}
 		b.writeTo(w)
 	})
+}
+
+// recordSilenceChange puts a silence the API created, updated or expired
+// in the history, with who made it.
+func (n *Notifier) recordSilenceChange(r *http.Request, body []byte) {
+	if n.opts.History == nil {
+		return
+	}
+	var id string
+	outcome := history.OutcomeExpired
+	if r.Method == http.MethodPost {
+		var answer struct {
+			SilenceID string `json:"silenceID"`
+		}
+		if json.Unmarshal(body, &answer) != nil || answer.SilenceID == "" {
+			return
+		}
+		id, outcome = answer.SilenceID, history.OutcomeCreated
+	} else {
+		id = path.Base(strings.TrimRight(r.URL.Path, "/"))
+	}
+	n.recordSilence(r.Context(), id, outcome)
+}
+
+// recordSilence puts the silence id, just created or expired, in the
+// history.
+func (n *Notifier) recordSilence(ctx context.Context, id, outcome string) {
+	if n.opts.History == nil {
+		return
+	}
+	sils, _, err := n.silences.Query(ctx, silence.QIDs(id))
+	if err != nil || len(sils) != 1 {
+		return
+	}
+	if outcome == history.OutcomeCreated && sils[0].UpdatedAt.AsTime().After(sils[0].StartsAt.AsTime()) {
+		outcome = history.OutcomeUpdated // an existing silence changed in place
+	}
+	n.opts.History.Record(silenceEvent(sils[0], outcome, time.Now()))
 }
 
 func isSilenceChange(r *http.Request) bool {

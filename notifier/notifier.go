@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/rules"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Reporter reports state files that are corrupt (moved aside) or
 	// cannot be written. Nil: such problems are logged, not counted.
 	Reporter *durable.Reporter
+	// History records every notification with its outcome, silences
+	// created and expired, and acknowledgements. Nil records nothing.
+	History *history.Store
 	// ExternalURL is paged's public base URL: silence links and the
 	// default runbook base ({ExternalURL}/runbooks/).
 	ExternalURL string
@@ -260,7 +264,8 @@ func New(opts Options) (*Notifier, error) {
 	if err != nil {
 		return fail(fmt.Errorf("api: %w", err))
 	}
-	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec, pool: n.flushers}
+	n.pipeline = pipeline{metrics: notify.NewMetrics(reg, ff), ff: ff, recorder: rec, pool: n.flushers,
+		history: opts.History, logger: n.logger.With("component", "history")}
 	n.dmetrics = dispatch.NewDispatcherMetrics(false, reg, ff)
 	n.acts = newSlackActions(n, reg)
 	n.charts = newCharts(reg)

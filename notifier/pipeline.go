@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/alertmanager/notify"
 	"github.com/prometheus/alertmanager/silence"
 	"github.com/prometheus/alertmanager/timeinterval"
+
+	"github.com/pagedhq/paged/history"
 )
 
 // pipeline assembles the notification pipeline from Alertmanager's own
@@ -44,6 +46,8 @@ type pipeline struct {
 	ff       featurecontrol.Flagger
 	recorder eventrecorder.Recorder
 	pool     *stackPool // runs a receiver's integrations at once; nil: Alertmanager's FanoutStage
+	history  *history.Store
+	logger   *slog.Logger
 }
 
 // stages is the pipeline for receivers. inhibitor is nil without inhibit
@@ -92,11 +96,15 @@ func (p pipeline) receiverStage(name string, integrations []notify.Integration, 
 		if clustered {
 			st = append(st, notify.NewClusterWaitStage(wait))
 		}
-		st = append(st,
-			edits.wrap(name, &integrations[i], notify.NewDedupStage(&integrations[i], nfl, recv)),
-			notify.NewRetryStage(integrations[i], name, p.metrics, p.recorder),
-			notify.NewSetNotifiesStage(nfl, recv, p.ff),
-		)
+		st = append(st, edits.wrap(name, &integrations[i], notify.NewDedupStage(&integrations[i], nfl, recv)))
+		retry := notify.NewRetryStage(integrations[i], name, p.metrics, p.recorder)
+		set := notify.NewSetNotifiesStage(nfl, recv, p.ff)
+		if p.history != nil {
+			st = append(st, historyStage{retry: retry, setNotifies: set, history: p.history, receiver: name,
+				integration: integrations[i].Name(), sendResolved: integrations[i].SendResolved(), logger: p.logger})
+		} else {
+			st = append(st, retry, set)
+		}
 		fs = append(fs, p.multi(st))
 	}
 	if len(fs) == 1 {

@@ -1,6 +1,8 @@
 package notifier
 
 import (
+	"github.com/pagedhq/paged/history"
+
 	"context"
 	"errors"
 	"fmt"
@@ -166,6 +168,9 @@ func (a *slackActions) handle(ctx context.Context, cb *slack.InteractionCallback
 		a.logger.Info("slack action", "action", p.action, "outcome", res.outcome,
 			"user", p.userID, "user_name", p.userName, "channel", p.channelID, "message_ts", p.messageTS,
 			"receiver", res.ref.Receiver, "group", res.ref.GroupKey)
+		if res.outcome == actApplied {
+			a.recordAction(ctx, p, res)
+		}
 		if res.ephemeral == "" && !res.edit {
 			continue
 		}
@@ -284,6 +289,7 @@ func (a *slackActions) apply(ctx context.Context, p press) actionResult {
 			// memory and written again, as any silence.
 			a.logger.Warn("silence from Slack kept in memory only; the write is retried", "err", err)
 		}
+		a.n.recordSilence(ctx, sil.Id, history.OutcomeCreated)
 		st.store.SetStr(actSilenceID, sil.Id)
 		st.store.SetStr(actSilenceUser, p.userID)
 		st.store.SetStr(actSilenceName, p.userName)
@@ -300,6 +306,7 @@ func (a *slackActions) apply(ctx context.Context, p press) actionResult {
 			res.outcome, res.ephemeral = actFailed, "The silence could not be lifted: "+err.Error()
 			return res
 		}
+		a.n.recordSilence(ctx, id, history.OutcomeExpired)
 		st.store.SetStr(actSilenceEnd, p.userID)
 		changed = true
 	}

@@ -1,6 +1,8 @@
 package notifier
 
 import (
+	"github.com/pagedhq/paged/history"
+
 	"context"
 	"time"
 
@@ -100,6 +102,7 @@ func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 			continue // expired by the peer meanwhile, or gone
 		}
 		a.logger.Info("silence from Slack expired: its group resolved", "silence", s.Id, "receiver", receiver, "group", gkey)
+		a.n.recordSilence(ctx, s.Id, history.OutcomeExpired)
 		if g != nil {
 			if idx, ok := a.silenceMessage(receiver, gkey); ok {
 				_ = a.editMessage(ctx, actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}, "", "")

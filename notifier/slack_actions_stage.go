@@ -1,6 +1,8 @@
 package notifier
 
 import (
+	"github.com/pagedhq/paged/history"
+
 	"context"
 	"log/slog"
 	"time"
@@ -63,5 +65,9 @@ func (s ackStage) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Ale
 		l.Warn("end of acknowledgement kept in memory only; the write is retried", "group", gkey, "err", err)
 	}
 	s.acts.logger.Info("slack acknowledgement ended", "receiver", s.receiver, "group", gkey, "reason", end, "user", st.str(actAckUser))
+	s.acts.n.opts.History.Record(history.Event{Time: now, Type: history.TypeAck, Outcome: history.OutcomeEnded,
+		GroupKey: gkey, Receiver: s.receiver, Integration: "slack", User: st.str(actAckName),
+		Labels:  groupLabels(ctx),
+		Details: history.Details(map[string]string{"reason": end, "acknowledged_by": st.str(actAckUser)})})
 	return ctx, out, nil
 }

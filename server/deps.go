@@ -10,6 +10,7 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/rules"
@@ -55,6 +56,9 @@ type Deps struct {
 	// ReloadFailed tells the configuration reload that failed with none
 	// succeeding since, for the engine's PagedReloadFailed.
 	ReloadFailed func() (engine.ReloadFailure, bool)
+	// History records what the engine and the notifier do; nil when the
+	// history could not be opened (a nil store records nothing).
+	History *history.Store
 }
 
 // EngineFactory builds the engine for a loaded configuration.

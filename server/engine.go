@@ -44,6 +44,9 @@ func DefaultEngineFactory(cfg *config.Config, deps Deps) (Engine, error) {
 		Reporter:            deps.Reporter,
 		ReloadFailed:        deps.ReloadFailed,
 	}
+	if deps.History != nil {
+		opts.History = deps.History
+	}
 	switch cfg.Datasource.Type {
 	case config.DatasourceEmbedded:
 		e := cfg.Datasource.Embedded

@@ -22,6 +22,7 @@ func NewNotifier(cfg *config.Config, deps Deps) (Notifier, error) {
 		Logger:      deps.Logger,
 		Registerer:  deps.Registerer,
 		Reporter:    deps.Reporter,
+		History:     deps.History,
 		Cluster:     config.NotifierCluster(cfg.Cluster),
 	}
 	if cfg.RunbookBaseURL != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/history"
 )
 
 // restartBlocks are the parts of paged.yaml the engine's datasource, its
@@ -42,8 +43,12 @@ func (s *Server) Reload() error {
 		s.metrics.lastReloadOK.Set(0)
 		s.metrics.reloads.WithLabelValues("failure").Inc()
 		s.reloads.failed(s.opts.ConfigFile, err, now)
+		s.history.Record(history.Event{Time: now, Type: history.TypeReload, Outcome: history.OutcomeFailure,
+			Details: history.Details(map[string]string{"file": s.opts.ConfigFile, "error": err.Error()})})
 		return &ReloadError{Err: err}
 	}
+	s.history.Record(history.Event{Time: now, Type: history.TypeReload, Outcome: history.OutcomeSuccess,
+		Details: history.Details(map[string]string{"file": s.opts.ConfigFile})})
 	s.reloads.succeeded()
 	s.metrics.reloadSuccess(now)
 	s.metrics.reloads.WithLabelValues("success").Inc()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine"
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/internal/durable"
 	"github.com/pagedhq/paged/web"
 )
@@ -69,7 +71,8 @@ type Server struct {
 	eng      Engine
 	notifier Notifier // nil without a notifier block
 
-	web *web.Handler
+	web     *web.Handler
+	history *history.Store // nil: no history (it could not be opened)
 
 	reloadMu sync.Mutex // one reload at a time
 	reloads  reloadStatus
@@ -117,12 +120,19 @@ func New(opts Options) (*Server, error) {
 
 	// One reporter for every state file under storage.path.
 	rep := durable.NewReporter(cfg.Storage.Path, opts.Logger.With("component", "state"), reg)
-	deps := Deps{Logger: opts.Logger.With("component", "notifier"), Registerer: reg, Reporter: rep}
+	s.history = openHistory(cfg, rep, opts.Logger.With("component", "history"), reg)
+	built := false
+	defer func() {
+		if !built {
+			_ = s.history.Close()
+		}
+	}()
+	deps := Deps{Logger: opts.Logger.With("component", "notifier"), Registerer: reg, Reporter: rep, History: s.history}
 	n, err := opts.NewNotifier(cfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("build notifier: %w", err)
 	}
-	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep, ReloadFailed: s.reloads.failure}
+	deps = Deps{Logger: opts.Logger.With("component", "engine"), Registerer: reg, Reporter: rep, ReloadFailed: s.reloads.failure, History: s.history}
 	if n != nil {
 		s.notifier = n
 		deps.Notify = s.limitRuleLabels(n.Notify, reg)
@@ -142,7 +152,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.eng = eng
 	chartSource(n, eng)
-	s.web, err = web.New(web.Options{
+	wo := web.Options{
 		Config:        s.Config,
 		Engine:        eng,
 		Notifier:      s.notifier,
@@ -151,12 +161,36 @@ func New(opts Options) (*Server, error) {
 		Runbooks:      opts.Runbooks,
 		WebConfigFile: cfg.Web.ConfigFile,
 		Logger:        opts.Logger,
-	})
+	}
+	if s.history != nil {
+		wo.History = s.history
+	}
+	s.web, err = web.New(wo)
 	if err != nil {
 		return nil, err
 	}
 	s.metrics.reloadSuccess(time.Now())
+	built = true
 	return s, nil
+}
+
+// openHistory opens the event history under storage.path. paged pages
+// without one: a history that cannot be opened is logged, and the
+// daemon goes on without.
+func openHistory(cfg *config.Config, rep *durable.Reporter, logger *slog.Logger, reg prometheus.Registerer) *history.Store {
+	h, err := history.Open(history.Options{
+		Path:       filepath.Join(cfg.Storage.Path, history.FileName),
+		Retention:  cfg.Storage.History.Retention,
+		MaxBytes:   cfg.Storage.History.MaxBytes,
+		Reporter:   rep,
+		Logger:     logger,
+		Registerer: reg,
+	})
+	if err != nil {
+		logger.Error("the history cannot be opened; paging goes on without it", "err", err)
+		return nil
+	}
+	return h
 }
 
 // Config returns the configuration in effect.
@@ -246,6 +280,9 @@ loop:
 	}
 	cancel()
 	wg.Wait()
+	if err := s.history.Close(); err != nil {
+		s.logger.Warn("closing the history", "err", err)
+	}
 	return runErr
 }
 

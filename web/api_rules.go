@@ -21,6 +21,8 @@ import (
 const (
 	errorBadData  = "bad_data"
 	errorInternal = "internal"
+	// errorUnavailable is Prometheus's for a part that cannot answer.
+	errorUnavailable = "unavailable"
 )
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

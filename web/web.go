@@ -66,6 +66,9 @@ type Options struct {
 	// WebConfigFile is the exporter-toolkit web configuration (TLS, basic
 	// auth) Serve hands to the toolkit; "" serves plain HTTP.
 	WebConfigFile string
+	// History is the event history, for GET /api/v1/history; nil when
+	// it could not be opened (the endpoint then answers 503).
+	History History
 	// Logger receives web's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -127,6 +130,7 @@ func (h *Handler) routes() http.Handler {
 	r.Get("/api/v1/alerts", h.handleAlerts)
 	r.Get("/api/v1/status/config", h.handleStatusConfig)
 	r.Get("/api/v1/targets", h.handleTargets)
+	r.Get("/api/v1/history", h.handleHistory)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(h.opts.Registry, promhttp.HandlerOpts{Registry: h.opts.Registry}))
 	r.Get("/runbooks", http.RedirectHandler("/runbooks/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/runbooks/*", h.handleRunbook)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pagedhq/paged/history"
+)
+
+type historyCmd struct {
+	URL         string        `name:"url" default:"http://127.0.0.1:9095" help:"A running paged, read through GET /api/v1/history."`
+	StoragePath string        `name:"storage.path" help:"Read the history file of this storage directory instead (read-only; paged may be running)."`
+	Alertname   string        `help:"Only the events of this alert name."`
+	Type        []string      `help:"Only events of these types (pending, firing, resolved, notification, silence, ack...)."`
+	Since       time.Duration `default:"24h" help:"How far back to look."`
+	Limit       int           `default:"1000" help:"At most this many events."`
+}
+
+func (c *historyCmd) Run(e *env) error {
+	if c.Limit <= 0 || c.Limit > history.MaxLimit {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("--limit must be from 1 to %d", history.MaxLimit)}
+	}
+	if c.Since <= 0 {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("--since must be greater than 0")}
+	}
+	start := time.Now().Add(-c.Since)
+	var evs []history.Event
+	if c.StoragePath != "" {
+		s, err := history.OpenReadOnly(filepath.Join(c.StoragePath, history.FileName))
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: err}
+		}
+		defer s.Close()
+		p, err := s.Query(e.ctx, history.Query{Alertname: c.Alertname, Types: c.Type, Start: start, Limit: c.Limit})
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: err}
+		}
+		evs = p.Events
+	} else {
+		q := url.Values{"start": {start.UTC().Format(time.RFC3339)}, "limit": {fmt.Sprint(c.Limit)}}
+		if c.Alertname != "" {
+			q.Set("alertname", c.Alertname)
+		}
+		for _, t := range c.Type {
+			q.Add("type", t)
+		}
+		resp, err := http.Get(strings.TrimRight(c.URL, "/") + "/api/v1/history?" + q.Encode())
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: err}
+		}
+		defer resp.Body.Close()
+		var answer struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+			Data   struct {
+				Events []history.Event `json:"events"`
+			} `json:"data"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("%s: %s: %w", c.URL, resp.Status, err)}
+		}
+		if answer.Status != "success" {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("%s: %s", c.URL, answer.Error)}
+		}
+		evs = answer.Data.Events
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "Time\tType\tAlertname\tOutcome\tReceiver\tUser\tLabels")
+	for _, ev := range evs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.Time.Local().Format("2006-01-02 15:04:05 MST"), ev.Type, ev.Alertname,
+			ev.Outcome, strings.Trim(ev.Receiver+"/"+ev.Integration, "/"), ev.User, formatLabels(ev.Labels))
+	}
+	return w.Flush()
+}
+
+func formatLabels(ls map[string]string) string {
+	keys := make([]string, 0, len(ls))
+	for k := range ls {
+		if k != "alertname" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + ls[k]
+	}
+	return strings.Join(parts, " ")
+}

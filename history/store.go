@@ -1,0 +1,497 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pagedhq/paged/internal/durable"
+)
+
+// FileName is the history's file under storage.path.
+const FileName = "history.db"
+
+// Defaults of Options.
+const (
+	DefaultRetention     = 30 * 24 * time.Hour
+	DefaultMaxBytes      = 1 << 30
+	DefaultBatchSize     = 512
+	DefaultBatchInterval = time.Second
+	DefaultQueueSize     = 1 << 16
+	DefaultPruneInterval = time.Minute
+)
+
+// schemaVersion is PRAGMA user_version of a history file.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS events (
+	id          INTEGER PRIMARY KEY,
+	time        INTEGER NOT NULL,
+	type        TEXT NOT NULL,
+	alertname   TEXT NOT NULL DEFAULT '',
+	fingerprint TEXT NOT NULL DEFAULT '',
+	labels      TEXT,
+	group_key   TEXT NOT NULL DEFAULT '',
+	receiver    TEXT NOT NULL DEFAULT '',
+	integration TEXT NOT NULL DEFAULT '',
+	outcome     TEXT NOT NULL DEFAULT '',
+	user        TEXT NOT NULL DEFAULT '',
+	details     TEXT
+);
+CREATE INDEX IF NOT EXISTS events_alertname_time ON events (alertname, time);
+CREATE INDEX IF NOT EXISTS events_fingerprint_time ON events (fingerprint, time);
+CREATE INDEX IF NOT EXISTS events_type_time ON events (type, time);
+CREATE INDEX IF NOT EXISTS events_time ON events (time);
+`
+
+// Options configure a Store. Open fills the defaults.
+type Options struct {
+	// Path of the history file. Required.
+	Path string
+	// Retention is how long an event is kept. Default 30 days.
+	Retention time.Duration
+	// MaxBytes bounds the file; past it the oldest events are deleted.
+	// Default 1 GiB.
+	MaxBytes int64
+	// BatchSize: a commit is made once this many events wait. Default 512.
+	BatchSize int
+	// BatchInterval: events wait at most this long for their commit.
+	// Default 1s.
+	BatchInterval time.Duration
+	// QueueSize bounds the events waiting for a commit; past it the
+	// oldest are dropped and counted. Default 65536.
+	QueueSize int
+	// PruneInterval is how often retention and the size bound are
+	// applied. Default 1m.
+	PruneInterval time.Duration
+	// Reporter receives a damaged file moved aside and write failures,
+	// as for the other state files. Nil: none.
+	Reporter *durable.Reporter
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Registerer receives the history's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// Now is the clock of retention; default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.Path == "" {
+		errs = append(errs, errors.New("history: a path is required"))
+	}
+	if o.Retention < 0 {
+		errs = append(errs, errors.New("history: retention must not be negative"))
+	}
+	if o.MaxBytes < 0 {
+		errs = append(errs, errors.New("history: max bytes must not be negative"))
+	}
+	if o.BatchSize < 0 || o.QueueSize < 0 || o.BatchInterval < 0 || o.PruneInterval < 0 {
+		errs = append(errs, errors.New("history: batch size, queue size and intervals must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.BatchInterval == 0 {
+		o.BatchInterval = DefaultBatchInterval
+	}
+	if o.QueueSize == 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.QueueSize < o.BatchSize {
+		o.QueueSize = o.BatchSize
+	}
+	if o.PruneInterval == 0 {
+		o.PruneInterval = DefaultPruneInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Store is the event history. Its methods are safe for concurrent use,
+// and a nil *Store records nothing and finds nothing, so that a paged
+// whose history could not be opened pages all the same.
+type Store struct {
+	opts     Options
+	logger   *slog.Logger
+	metrics  *metrics
+	readOnly bool
+
+	dbMu sync.RWMutex // guards db against its replacement after a corruption
+	db   *sql.DB
+
+	mu      sync.Mutex
+	queue   []Event
+	waiters []chan error
+	wake    chan struct{}
+
+	done    chan struct{}
+	stopped chan struct{}
+	close   sync.Once
+
+	// the writer's own
+	lastPrune time.Time
+	failing   bool
+}
+
+// Open opens (or creates) the history file and starts the goroutine that
+// commits events; Close stops it. A file that SQLite finds damaged is
+// moved aside (<file>.corrupt.<unix seconds>, its WAL beside it) and a
+// new one started. An error means there is no history at all (the
+// directory cannot be written, for one): the caller goes on without.
+func Open(opts Options) (*Store, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	opts.setDefaults()
+	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o750); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	s := &Store{
+		opts:    opts,
+		logger:  opts.Logger,
+		metrics: newMetrics(opts.Registerer),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	db, err := openWritable(opts.Path)
+	if err != nil && isCorrupt(err) {
+		db, err = s.recover(err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", opts.Path, err)
+	}
+	s.db = db
+	s.metrics.size = s.fileSize
+	go s.run()
+	return s, nil
+}
+
+// OpenReadOnly opens a history file to read it (paged history
+// --storage.path), beside a paged that may be writing it.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	s := &Store{opts: Options{Path: path, Logger: slog.New(slog.DiscardHandler)}, db: db, readOnly: true, metrics: newMetrics(nil)}
+	s.logger = s.opts.Logger
+	return s, nil
+}
+
+// openWritable opens path in WAL mode with the schema in place and
+// checks that SQLite can read all of it.
+func openWritable(path string) (*sql.DB, error) {
+	// auto_vacuum must precede the first table: deleted events then give
+	// their pages back to the file system (incremental_vacuum in prune).
+	dsn := "file:" + path + "?_pragma=auto_vacuum(incremental)&_pragma=busy_timeout(5000)" +
+		"&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	if err := initDB(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func initDB(db *sql.DB) error {
+	var check string
+	if err := db.QueryRow("PRAGMA quick_check").Scan(&check); err != nil {
+		return err
+	}
+	if check != "ok" {
+		return corruptError{check}
+	}
+	var version int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("history file has schema version %d, newer than this paged's %d", version, schemaVersion)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		return err
+	}
+	_, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+	return err
+}
+
+// corruptError is what PRAGMA quick_check found.
+type corruptError struct{ check string }
+
+func (e corruptError) Error() string {
+	return "database is damaged: " + strings.ReplaceAll(e.check, "\n", "; ")
+}
+
+// isCorrupt tells whether err says the file is not (or no longer) a
+// database SQLite can read.
+func isCorrupt(err error) bool {
+	if errors.As(err, new(corruptError)) {
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return true
+		}
+	}
+	return false
+}
+
+// recover moves the damaged file aside with its WAL and opens a new one.
+func (s *Store) recover(reason error) (*sql.DB, error) {
+	path := s.opts.Path
+	moved, err := durable.MoveAside(path, s.opts.Now())
+	if err != nil {
+		return nil, fmt.Errorf("moving the damaged file aside: %w (it was: %v)", err, reason)
+	}
+	// SQLite finds a database's WAL by its name: keep them together so
+	// that the moved file opens as it was. The shared-memory index is
+	// rebuilt from the WAL.
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		_ = os.Rename(path+"-wal", moved+"-wal")
+	}
+	_ = os.Remove(path + "-shm")
+	s.opts.Reporter.Corrupted(path, moved, reason)
+	s.metrics.corruptions.Inc()
+	return openWritable(path)
+}
+
+// Record queues events for the next commit; it never blocks. Events
+// without a time get the store's clock.
+func (s *Store) Record(events ...Event) {
+	if s == nil || s.readOnly || len(events) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, e := range events {
+		if e.Time.IsZero() {
+			e.Time = s.opts.Now()
+		}
+		e.normalize()
+		s.queue = append(s.queue, e)
+	}
+	if over := len(s.queue) - s.opts.QueueSize; over > 0 {
+		clear(s.queue[:over])
+		s.queue = s.queue[over:]
+		s.metrics.dropped.Add(float64(over))
+	}
+	full := len(s.queue) >= s.opts.BatchSize
+	s.mu.Unlock()
+	if full {
+		s.poke()
+	}
+}
+
+func (s *Store) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush commits the events recorded before it and returns once they are
+// in the file (or ctx ends): the barrier a writer calls before it acts
+// on what they say. Events recorded together by concurrent writers share
+// one commit.
+func (s *Store) Flush(ctx context.Context) error {
+	if s == nil || s.readOnly {
+		return nil
+	}
+	ch := make(chan error, 1)
+	s.mu.Lock()
+	s.waiters = append(s.waiters, ch)
+	s.mu.Unlock()
+	s.poke()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.stopped:
+		return errors.New("history: closed")
+	}
+}
+
+// Close commits what is queued and closes the file.
+func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
+	if s.readOnly {
+		return s.db.Close()
+	}
+	s.close.Do(func() { close(s.done) })
+	<-s.stopped
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	return s.db.Close()
+}
+
+// run is the writer: it commits the queue when it is full, when a Flush
+// asks, and every BatchInterval; and it prunes every PruneInterval.
+func (s *Store) run() {
+	defer close(s.stopped)
+	t := time.NewTicker(s.opts.BatchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.wake:
+		case <-t.C:
+		case <-s.done:
+			s.commitQueued()
+			return
+		}
+		s.commitQueued()
+		if now := s.opts.Now(); now.Sub(s.lastPrune) >= s.opts.PruneInterval {
+			s.lastPrune = now
+			s.prune(now)
+		}
+	}
+}
+
+// commitQueued commits the queue in one transaction and answers the
+// waiters. On failure the events go back to the front of the queue (the
+// queue's bound still holds) and are tried again.
+func (s *Store) commitQueued() {
+	s.mu.Lock()
+	batch, waiters := s.queue, s.waiters
+	s.queue, s.waiters = nil, nil
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		for _, w := range waiters {
+			w <- nil
+		}
+		return
+	}
+	err := s.insert(batch)
+	if err != nil && isCorrupt(err) {
+		err = s.replaceDB(err)
+		if err == nil {
+			err = s.insert(batch)
+		}
+	}
+	if err != nil {
+		s.metrics.writeFailures.Inc()
+		s.opts.Reporter.WriteFailed(s.opts.Path, err, s.opts.Now())
+		if !s.failing {
+			s.logger.Error("writing the history failed; events are kept in memory and the write retried", "file", s.opts.Path, "err", err)
+		}
+		s.failing = true
+		s.mu.Lock()
+		s.queue = append(batch, s.queue...)
+		if over := len(s.queue) - s.opts.QueueSize; over > 0 {
+			s.queue = s.queue[over:]
+			s.metrics.dropped.Add(float64(over))
+		}
+		s.mu.Unlock()
+	} else {
+		if s.failing {
+			s.opts.Reporter.WriteRecovered(s.opts.Path)
+			s.failing = false
+		}
+		s.metrics.commits.Inc()
+		s.metrics.events.Add(float64(len(batch)))
+	}
+	for _, w := range waiters {
+		w <- err
+	}
+}
+
+// replaceDB closes a database found damaged while paged ran, moves it
+// aside and opens a new one.
+func (s *Store) replaceDB(reason error) error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	s.db.Close()
+	db, err := s.recover(reason)
+	if err != nil {
+		// Keep a handle that fails cleanly until the next try.
+		s.db, _ = sql.Open("sqlite", "file:"+s.opts.Path+"?mode=ro")
+		return err
+	}
+	s.db = db
+	return nil
+}
+
+const insertSQL = `INSERT INTO events (time, type, alertname, fingerprint, labels, group_key, receiver, integration, outcome, user, details)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func (s *Store) insert(batch []Event) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.Prepare(insertSQL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, e := range batch {
+		var lbls, details any
+		if len(e.Labels) > 0 {
+			lbls = string(Details(e.Labels))
+		}
+		if len(e.Details) > 0 {
+			details = string(e.Details)
+		}
+		if _, err := st.Exec(e.Time.UnixMilli(), e.Type, e.Alertname, e.Fingerprint, lbls,
+			e.GroupKey, e.Receiver, e.Integration, e.Outcome, e.User, details); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// fileSize is the size of the history file and its WAL.
+func (s *Store) fileSize() float64 {
+	var n int64
+	for _, p := range []string{s.opts.Path, s.opts.Path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return float64(n)
+}

@@ -1,0 +1,475 @@
+package history
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/pagedhq/paged/internal/durable"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func open(t *testing.T, o Options) *Store {
+	t.Helper()
+	if o.Path == "" {
+		o.Path = filepath.Join(t.TempDir(), FileName)
+	}
+	if o.BatchInterval == 0 {
+		o.BatchInterval = time.Hour // commits come from Flush and BatchSize only
+	}
+	if o.PruneInterval == 0 {
+		o.PruneInterval = 1000 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = func() time.Time { return t0 }
+	}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func sets(ms ...*labels.Matcher) [][]*labels.Matcher { return [][]*labels.Matcher{ms} }
+
+func flush(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func query(t *testing.T, s *Store, q Query) Page {
+	t.Helper()
+	p, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func kinds(evs []Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type+":"+e.Alertname)
+	}
+	return strings.Join(out, " ")
+}
+
+func alert(ty, name, instance string, at time.Time) Event {
+	return Event{Time: at, Type: ty, Labels: map[string]string{"alertname": name, "instance": instance},
+		Details: Details(map[string]any{"value": 0.93})}
+}
+
+func TestRecordAndQuery(t *testing.T) {
+	s := open(t, Options{})
+	s.Record(
+		alert(TypeFiring, "KV", "a", t0.Add(2*time.Minute)),
+		alert(TypePending, "KV", "a", t0),
+		alert(TypePending, "Queue", "b", t0.Add(time.Minute)),
+		Event{Time: t0.Add(3 * time.Minute), Type: TypeNotification, Labels: map[string]string{"alertname": "KV"},
+			Receiver: "oncall", Integration: "slack", Outcome: OutcomeSent, Details: Details(map[string]string{"slack_ts": "1.2"})},
+		Event{Time: t0.Add(4 * time.Minute), Type: TypeReload, Outcome: OutcomeSuccess},
+	)
+	flush(t, s)
+
+	all := query(t, s, Query{})
+	if got, want := kinds(all.Events), "pending:KV pending:Queue firing:KV notification:KV reload:"; got != want {
+		t.Fatalf("events = %q, want %q (oldest first)", got, want)
+	}
+	first := all.Events[0]
+	if first.Fingerprint != Fingerprint(map[string]string{"alertname": "KV", "instance": "a"}) || first.Labels["instance"] != "a" {
+		t.Errorf("first event = %+v", first)
+	}
+	var d map[string]float64
+	if err := json.Unmarshal(first.Details, &d); err != nil || d["value"] != 0.93 {
+		t.Errorf("details = %s, %v", first.Details, err)
+	}
+	if n := all.Events[3]; n.Receiver != "oncall" || n.Integration != "slack" || n.Outcome != OutcomeSent || n.Fingerprint != "" {
+		t.Errorf("notification = %+v", n)
+	}
+
+	for name, c := range map[string]struct {
+		q    Query
+		want string
+	}{
+		"alertname": {Query{Alertname: "KV"}, "pending:KV firing:KV notification:KV"},
+		"matcher":   {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchRegexp, "instance", "a|b"))}, "pending:KV pending:Queue firing:KV"},
+		"name matcher and type": {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")),
+			Types: []string{TypeFiring, TypeNotification}}, "firing:KV notification:KV"},
+		"two names":  {Query{Alertname: "Queue", Matchers: sets(labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV"))}, ""},
+		"time range": {Query{Start: t0.Add(time.Minute), End: t0.Add(3 * time.Minute)}, "pending:Queue firing:KV notification:KV"},
+		"not equal":  {Query{Matchers: sets(labels.MustNewMatcher(labels.MatchNotEqual, "instance", "a"))}, "pending:Queue notification:KV reload:"},
+		"either set": {Query{Matchers: [][]*labels.Matcher{{labels.MustNewMatcher(labels.MatchEqual, "alertname", "Queue")},
+			{labels.MustNewMatcher(labels.MatchEqual, "instance", "a"), labels.MustNewMatcher(labels.MatchEqual, "alertname", "KV")}}},
+			"pending:KV pending:Queue firing:KV"},
+	} {
+		if got := kinds(query(t, s, c.q).Events); got != c.want {
+			t.Errorf("%s: events = %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+func TestQueryPages(t *testing.T) {
+	s := open(t, Options{})
+	for i := range 7 {
+		s.Record(alert(TypeFiring, fmt.Sprintf("A%d", i), "x", t0.Add(time.Duration(i/2)*time.Second))) // times repeat
+	}
+	flush(t, s)
+	for _, matcher := range []bool{false, true} {
+		q := Query{Limit: 3}
+		if matcher {
+			q.Matchers = sets(labels.MustNewMatcher(labels.MatchEqual, "instance", "x"))
+		}
+		var got []string
+		for pages := 0; ; pages++ {
+			if pages > 5 {
+				t.Fatal("cursor does not advance")
+			}
+			p := query(t, s, q)
+			for _, e := range p.Events {
+				got = append(got, e.Alertname)
+			}
+			if p.Next == "" {
+				break
+			}
+			q.Cursor = p.Next
+		}
+		if strings.Join(got, ",") != "A0,A1,A2,A3,A4,A5,A6" {
+			t.Errorf("matcher %v: pages gave %v", matcher, got)
+		}
+	}
+	if _, err := s.Query(context.Background(), Query{Cursor: "not-a-cursor"}); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
+		t.Errorf("bad cursor: err = %v", err)
+	}
+}
+
+// Events recorded before a Flush share its commit; a full batch commits
+// without one.
+func TestBatching(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := open(t, Options{BatchSize: 10, Registerer: reg})
+	commits := func() float64 { return testutil.ToFloat64(s.metrics.commits) }
+	for i := range 5 {
+		s.Record(alert(TypeFiring, "A", fmt.Sprint(i), t0))
+	}
+	if got := len(query(t, s, Query{}).Events); got != 0 {
+		t.Fatalf("%d events committed before the batch was full or flushed", got)
+	}
+	flush(t, s)
+	if got := commits(); got != 1 {
+		t.Errorf("5 events and a flush: %v commits, want 1", got)
+	}
+	flush(t, s)
+	if got := commits(); got != 1 {
+		t.Errorf("a flush with nothing queued committed: %v commits", got)
+	}
+	batch := make([]Event, 25)
+	for i := range batch {
+		batch[i] = alert(TypeResolved, "B", fmt.Sprint(i), t0)
+	}
+	s.Record(batch...)
+	flush(t, s)
+	if got := commits(); got != 2 {
+		t.Errorf("25 events recorded at once: %v commits in all, want 2", got)
+	}
+	if got := len(query(t, s, Query{}).Events); got != 30 {
+		t.Errorf("%d events, want 30", got)
+	}
+	if got := testutil.ToFloat64(s.metrics.events); got != 30 {
+		t.Errorf("paged_history_events_total = %v", got)
+	}
+}
+
+func TestQueueBoundDropsOldest(t *testing.T) {
+	s := open(t, Options{BatchSize: 1000, QueueSize: 1000})
+	s.mu.Lock() // hold the writer off the queue
+	for i := range 1500 {
+		s.queue = append(s.queue, alert(TypeFiring, "A", fmt.Sprint(i), t0))
+	}
+	s.mu.Unlock()
+	s.Record(alert(TypeFiring, "A", "last", t0))
+	flush(t, s)
+	evs := query(t, s, Query{}).Events
+	if len(evs) != 1000 || evs[0].Labels["instance"] != "501" || evs[999].Labels["instance"] != "last" {
+		t.Fatalf("kept %d events from %v to %v, want the newest 1000", len(evs), evs[0].Labels, evs[len(evs)-1].Labels)
+	}
+	if got := testutil.ToFloat64(s.metrics.dropped); got != 501 {
+		t.Errorf("dropped = %v, want 501", got)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	s := open(t, Options{Retention: time.Hour})
+	s.Record(
+		alert(TypeFiring, "Old", "a", t0.Add(-3*time.Hour)),
+		alert(TypeResolved, "Old", "a", t0.Add(-61*time.Minute)),
+		alert(TypeFiring, "New", "a", t0.Add(-59*time.Minute)),
+		alert(TypeResolved, "New", "a", t0),
+	)
+	flush(t, s)
+	s.prune(t0)
+	if got := kinds(query(t, s, Query{}).Events); got != "firing:New resolved:New" {
+		t.Errorf("after retention: %q", got)
+	}
+	if got := testutil.ToFloat64(s.metrics.pruned.WithLabelValues("retention")); got != 2 {
+		t.Errorf("pruned by retention = %v", got)
+	}
+	// Everything is old: the newest event stays.
+	s.prune(t0.Add(48 * time.Hour))
+	if got := kinds(query(t, s, Query{}).Events); got != "resolved:New" {
+		t.Errorf("all old: %q, want the newest kept", got)
+	}
+}
+
+func TestSizeBound(t *testing.T) {
+	const max = 1 << 20
+	s := open(t, Options{MaxBytes: max, BatchSize: 1000})
+	pad := strings.Repeat("x", 400)
+	const n = 6000 // about 3 MiB
+	for i := range n {
+		e := alert(TypeFiring, "A", fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second))
+		e.Details = Details(map[string]string{"pad": pad})
+		s.Record(e)
+	}
+	flush(t, s)
+	s.prune(t0.Add(n * time.Second))
+	used, err := usedBytes(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used > max {
+		t.Errorf("data takes %d bytes after pruning, bound %d", used, max)
+	}
+	evs := query(t, s, Query{}).Events
+	if len(evs) == 0 || len(evs) > n/2 {
+		t.Fatalf("%d events kept of %d", len(evs), n)
+	}
+	if last := evs[len(evs)-1].Labels["instance"]; last != fmt.Sprint(n-1) {
+		t.Errorf("newest event kept is %s, want %d", last, n-1)
+	}
+	for i, e := range evs { // oldest deleted first: what is left is the newest, without gaps
+		if want := fmt.Sprint(n - len(evs) + i); e.Labels["instance"] != want {
+			t.Fatalf("event %d is instance %s, want %s", i, e.Labels["instance"], want)
+		}
+	}
+	fi, err := os.Stat(s.opts.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > max+64<<10 {
+		t.Errorf("file is %d bytes after pruning: freed pages were not given back", fi.Size())
+	}
+	if got := testutil.ToFloat64(s.metrics.pruned.WithLabelValues("size")); got != float64(n-len(evs)) {
+		t.Errorf("pruned by size = %v, want %d", got, n-len(evs))
+	}
+}
+
+func TestDamagedFileMovedAside(t *testing.T) {
+	for name, damage := range map[string]func(t *testing.T, path string){
+		"not a database": func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("this is not SQLite\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"pages overwritten": func(t *testing.T, path string) {
+			s := open(t, Options{Path: path})
+			for i := range 3000 {
+				s.Record(alert(TypeFiring, "A", fmt.Sprint(i), t0))
+			}
+			flush(t, s)
+			s.Close()
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fi, _ := f.Stat()
+			if fi.Size() < 64<<10 {
+				t.Fatalf("file is only %d bytes", fi.Size())
+			}
+			junk := []byte(strings.Repeat("\xff\x00garbage", 8192))
+			if _, err := f.WriteAt(junk, 8192); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, FileName)
+			damage(t, path)
+			rep := durable.NewReporter(dir, nil, prometheus.NewRegistry())
+			s := open(t, Options{Path: path, Reporter: rep})
+			moved := rep.MovedAside(time.Time{})
+			if len(moved) == 0 || moved[0].File != FileName || !strings.HasPrefix(moved[0].MovedTo, FileName+durable.CorruptSuffix) {
+				t.Fatalf("moved aside: %+v", moved)
+			}
+			if got := testutil.ToFloat64(s.metrics.corruptions); got != 1 {
+				t.Errorf("paged_history_corruptions_total = %v", got)
+			}
+			s.Record(alert(TypeFiring, "After", "a", t0))
+			flush(t, s)
+			if got := kinds(query(t, s, Query{}).Events); got != "firing:After" {
+				t.Errorf("new file holds %q", got)
+			}
+		})
+	}
+}
+
+// A write that fails keeps the events and writes them once it can.
+func TestWriteFailureRetried(t *testing.T) {
+	dir := t.TempDir()
+	rep := durable.NewReporter(dir, nil, nil)
+	s := open(t, Options{Path: filepath.Join(dir, FileName), Reporter: rep})
+	if _, err := s.db.Exec("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'disk says no'); END"); err != nil {
+		t.Fatal(err)
+	}
+	s.Record(alert(TypeFiring, "A", "a", t0))
+	if err := s.Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "disk says no") {
+		t.Fatalf("flush err = %v", err)
+	}
+	if f := rep.Failing(); len(f) != 1 || f[0].File != FileName {
+		t.Errorf("failing = %+v", f)
+	}
+	if _, err := s.db.Exec("DROP TRIGGER refuse"); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, s)
+	if got := kinds(query(t, s, Query{}).Events); got != "firing:A" {
+		t.Errorf("after the retry: %q", got)
+	}
+	if f := rep.Failing(); len(f) != 0 {
+		t.Errorf("still failing: %+v", f)
+	}
+}
+
+func TestNilStore(t *testing.T) {
+	var s *Store
+	s.Record(alert(TypeFiring, "A", "a", t0))
+	if err := s.Flush(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if p, err := s.Query(context.Background(), Query{}); err != nil || len(p.Events) != 0 {
+		t.Error(p, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReadOnlyBesideWriter(t *testing.T) {
+	s := open(t, Options{})
+	s.Record(alert(TypeFiring, "A", "a", t0))
+	flush(t, s)
+	r, err := OpenReadOnly(s.opts.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := kinds(query(t, r, Query{}).Events); got != "firing:A" {
+		t.Errorf("read-only: %q", got)
+	}
+	r.Record(alert(TypeFiring, "B", "b", t0)) // ignored
+	if err := r.Flush(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "missing.db")); err == nil {
+		t.Error("a missing file opened")
+	}
+}
+
+// The child process of TestKillAfterFlush: it commits events, says so,
+// queues more and waits to be killed.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("PAGED_HISTORY_CHILD"); path != "" {
+		s, err := Open(Options{Path: path, BatchInterval: time.Hour, PruneInterval: time.Hour})
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(2)
+		}
+		for i := range 500 {
+			s.Record(alert(TypeFiring, "Flushed", fmt.Sprint(i), t0.Add(time.Duration(i)*time.Millisecond)))
+		}
+		if err := s.Flush(context.Background()); err != nil {
+			fmt.Println("flush:", err)
+			os.Exit(2)
+		}
+		s.Record(alert(TypeFiring, "Queued", "q", t0))
+		fmt.Println("flushed")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func TestKillAfterFlush(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PAGED_HISTORY_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "flushed" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Fatalf("the killed writer left no WAL: %v", err)
+	}
+
+	s := open(t, Options{Path: path})
+	evs := query(t, s, Query{Alertname: "Flushed"}).Events
+	if len(evs) != 500 {
+		t.Fatalf("%d flushed events after kill -9, want 500", len(evs))
+	}
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if seen[e.Labels["instance"]] {
+			t.Fatalf("event %s twice", e.Labels["instance"])
+		}
+		seen[e.Labels["instance"]] = true
+	}
+	// The file is whole: an integrity check passes.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check = %q, %v", check, err)
+	}
+}
+
+func TestAutoVacuumSet(t *testing.T) {
+	s := open(t, Options{})
+	var mode int
+	if err := s.db.QueryRow("PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != 2 {
+		t.Errorf("auto_vacuum = %d, %v; want 2 (incremental)", mode, err)
+	}
+}
