@@ -161,7 +161,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	answer := "ok"
 	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		// A Slack Web API call: the form without the token, as JSON.
-		b, err := formJSON(path(req.URL), body)
+		b, err := formJSON(lastSegment(req.URL), body)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +179,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func path(u *url.URL) string {
+func lastSegment(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
