@@ -268,6 +268,7 @@ type llmSelector struct {
 	Alt       catalog.Series // for vMissingTotal, vExtraTotal: the real metric
 	AltName   string         // for vMissingTotal, vExtraTotal, vNearMiss: the name to write
 	AltPrefix string         // for vNearMiss: the server's prefix
+	Fuzzy     bool           // for vNearMiss: AltName is the closest name, not the same name
 	NotReal   *catalog.NotReal
 }
 
@@ -318,7 +319,7 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 			return sel
 		}
 		if nm, ok := cat.NearMiss(name); ok {
-			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix = nm.Server, vNearMiss, nm.Name, nm.Prefix
+			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix, sel.Fuzzy = nm.Server, vNearMiss, nm.Name, nm.Prefix, nm.Fuzzy
 			return sel
 		}
 		sel.Verdict = vNotOurs
