@@ -183,6 +183,10 @@ func ruleServer(r *Rule) string {
 	return ""
 }
 
+// ruleIsVLLM reports whether a rule is about vLLM, so that the generic
+// names of vLLM's HTTP layer (http_requests_total) in it are vLLM's.
+func ruleIsVLLM(r *Rule) bool { return strings.HasPrefix(ruleServer(r), "vllm") }
+
 // targetsV0 reports whether a rule is written for vLLM's V0 engine.
 func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
 
@@ -281,7 +285,7 @@ func llmSelectors(r *Rule, ff *fileFacts) []llmSelector {
 	}
 	cat := llmCatalog()
 	v0 := targetsV0(r)
-	vllmRule := strings.HasPrefix(ruleServer(r), "vllm")
+	vllmRule := ruleIsVLLM(r)
 	var out []llmSelector
 	walkAST(r.Expr.AST, func(n parser.Node, _ []parser.Node) {
 		vs, ok := n.(*parser.VectorSelector)
