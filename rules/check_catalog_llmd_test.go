@@ -12,7 +12,7 @@ import (
 var catalogCheckNames = []string{
 	CheckCatalogUnknownMetric, CheckCatalogCounterSuffix, CheckCatalogRemovedMetric,
 	CheckCatalogSeriesSuffix, CheckCatalogLabel, CheckPromQLCounter, CheckPromQLRateGauge,
-	CheckPromQLHistogramLe, CheckPromQLLeBucket,
+	CheckPromQLHistogramLe, CheckPromQLLeBucket, CheckCatalogThresholdUnit,
 }
 
 // TestLLMDBugs: every defect of the public llm-d and vLLM example rules
