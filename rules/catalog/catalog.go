@@ -77,6 +77,11 @@ type Metric struct {
 	Condition   string
 	Confidence  string
 	Source      string // where the facts were read: repository@commit:path, a PR
+	// DeclaredType is the type the server's # TYPE line says when the
+	// catalogue types the metric by its behaviour instead (dcgm-exporter's
+	// default file declares DCGM_EXP_GPU_HEALTH_STATUS a counter; it is a
+	// status). Empty when they agree.
+	DeclaredType Type
 	// Unit is the unit the catalogue gives ("MiB", "seconds", "fraction
 	// 0..1"); empty when it gives none (the name may still say: _seconds).
 	Unit string
@@ -205,6 +210,16 @@ func Default() *Catalog {
 // that dcgm-exporter exposes under that name once its collectors file
 // lists it, whether or not the default counters do.
 func (c *Catalog) DCGMField(name string) bool { return c.dcgmFields[name] }
+
+// DCGMFields lists every DCGM field name, sorted.
+func (c *Catalog) DCGMFields() []string {
+	out := make([]string, 0, len(c.dcgmFields))
+	for n := range c.dcgmFields {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // WithLabel lists the metrics of a server's layer (Metric.Layer) other
 // than except that carry label l, sorted: where a label missing on one

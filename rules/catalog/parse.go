@@ -59,6 +59,7 @@ type rawMetric struct {
 	Confidence   string               `yaml:"confidence"`
 	Source       string               `yaml:"source"`
 	Unit         string               `yaml:"unit"`
+	DeclaredType string               `yaml:"declared_type"`
 	Rest         map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -302,6 +303,9 @@ func buildRaw(s *Server, rm rawMetric, defaults []string, listStatus Status) []*
 		Confidence:  rm.Confidence,
 		Source:      rm.Source,
 		Unit:        rm.Unit,
+	}
+	if rm.DeclaredType != "" {
+		m.DeclaredType = Type(rm.DeclaredType)
 	}
 	switch m.Type {
 	case Counter, Gauge, Histogram, Summary:
