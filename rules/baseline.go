@@ -229,6 +229,16 @@ func ReadBaseline(path string) (*Baseline, error) {
 	if err != nil {
 		return nil, err
 	}
+	b, err := ParseBaseline(path, data)
+	if err != nil {
+		return nil, err
+	}
+	b.dir, err = BaselineDir(path)
+	return b, err
+}
+
+// ParseBaseline reads the text of a baseline file; path is for messages.
+func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -243,8 +253,7 @@ func ReadBaseline(path string) (*Baseline, error) {
 			return nil, fmt.Errorf("%s: finding %d: path, check, fingerprint and a count of at least 1 are required", path, i+1)
 		}
 	}
-	b.dir, err = BaselineDir(path)
-	return &b, err
+	return &b, nil
 }
 
 // BaselineDir is the absolute folder of a baseline file, which its paths

@@ -142,3 +142,22 @@ func TestReadBaselineErrors(t *testing.T) {
 		}
 	}
 }
+
+// A baseline file comes from users: any text is an error or a baseline
+// that filters without panicking.
+func FuzzParseBaseline(f *testing.F) {
+	f.Add([]byte(`{"paged_lint_baseline": 1, "findings": [{"path": "r.yaml", "check": "alerts/for", "fingerprint": "abc", "message": "m", "count": 2}]}`))
+	f.Add([]byte(`{"paged_lint_baseline": 1, "findings": null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ParseBaseline("b.json", data)
+		if err != nil {
+			return
+		}
+		fs := []Finding{{Path: "r.yaml", Check: "alerts/for", Message: "m", Range: Range{Start: Pos{1, 1}, End: Pos{1, 3}}}}
+		kept, accepted, _ := b.Filter(fs, func(string, int) string { return "abcdef" })
+		if len(kept)+accepted != len(fs) {
+			t.Fatalf("kept %d + accepted %d != %d", len(kept), accepted, len(fs))
+		}
+	})
+}
