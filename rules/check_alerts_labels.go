@@ -9,10 +9,13 @@ import (
 
 // Routing depends on labels: an alert without `severity` (or with a value
 // the routing tree does not know) goes to the default receiver or nowhere.
+// Which labels and values is the team's policy: info until the team
+// writes required_labels in .paged-lint.yaml, then warning.
 var checkAlertsLabels = &Check{
-	Name:     "alerts/labels",
-	Help:     "Alerts carry the required labels (default: severity = critical|warning|info); configurable in .paged-lint.yaml.",
-	Severity: Warning,
+	Name: "alerts/labels",
+	Help: "Alerts carry the required labels (default: severity = critical|warning|info); configurable in .paged-lint.yaml. " +
+		"A policy check: info while the defaults stand, warning once .paged-lint.yaml sets required_labels.",
+	Severity: Info,
 	Rule:     lintRequiredLabels,
 }
 
@@ -20,6 +23,7 @@ func lintRequiredLabels(p *Pass, r *Rule) {
 	if !r.IsAlert() {
 		return
 	}
+	sev := policySeverity(p.Config.RequiredLabelsSet)
 	names := keys(mapOf(p.Config.RequiredLabels))
 	slices.Sort(names)
 	for _, name := range names {
@@ -35,11 +39,11 @@ func lintRequiredLabels(p *Pass, r *Rule) {
 			if len(allowed) > 0 {
 				hint = " (one of " + strings.Join(allowed, ", ") + ")"
 			}
-			p.ReportNode(ruleNameNode(r), "alert %q has no %q label%s", r.Name(), name, hint)
+			p.ReportSeverity(sev, p.File.NodeRange(ruleNameNode(r)), "alert %q has no %q label%s", r.Name(), name, hint)
 			continue
 		}
 		if len(allowed) > 0 && !strings.Contains(v.Value, "{{") && !slices.Contains(allowed, v.Value) {
-			p.ReportNode(v.Node, "label %s: %q is not one of %s", name, v.Value, strings.Join(allowed, ", "))
+			p.ReportSeverity(sev, p.File.NodeRange(v.Node), "label %s: %q is not one of %s", name, v.Value, strings.Join(allowed, ", "))
 		}
 	}
 }

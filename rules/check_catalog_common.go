@@ -183,6 +183,56 @@ func ruleServer(r *Rule) string {
 	return ""
 }
 
+// ruleIsVLLM reports whether a rule is about vLLM, so that the generic
+// names of vLLM's HTTP layer (http_request_duration_seconds, which many
+// other programs export with other labels) in it are vLLM's: its server
+// label says vllm, its name or its group's names vLLM, or its expression
+// reads a vllm: metric or matches a label value naming vllm
+// (job="vllm-llama"). Other rules' generic names are left alone.
+func ruleIsVLLM(r *Rule) bool {
+	if r == nil {
+		return false
+	}
+	if strings.HasPrefix(ruleServer(r), "vllm") || containsFold(r.Name(), "vllm") ||
+		r.Group != nil && containsFold(r.Group.Name.Value, "vllm") {
+		return true
+	}
+	if !ruleExprOK(r) || !containsFold(r.Expr.Value, "vllm") {
+		return false
+	}
+	found := false
+	walkAST(r.Expr.AST, func(n parser.Node, _ []parser.Node) {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok || vs == nil || found {
+			return
+		}
+		for _, m := range vs.LabelMatchers {
+			if m == nil {
+				continue
+			}
+			if m.Name == labels.MetricName && strings.HasPrefix(m.Value, "vllm:") ||
+				m.Name != labels.MetricName && m.Type != labels.MatchNotEqual && m.Type != labels.MatchNotRegexp && containsFold(m.Value, "vllm") {
+				found = true
+				return
+			}
+		}
+	})
+	return found
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), sub)
+}
+
+// ruleIsFor reports whether a rule is about a server, so that the names
+// the server shares with other programs are taken as its own.
+func ruleIsFor(r *Rule, s *catalog.Server) bool {
+	if r == nil || s == nil {
+		return false
+	}
+	return strings.HasPrefix(ruleServer(r), s.Key) || s.Key == "vllm" && ruleIsVLLM(r)
+}
+
 // targetsV0 reports whether a rule is written for vLLM's V0 engine.
 func targetsV0(r *Rule) bool { return ruleServer(r) == "vllm-v0" }
 
@@ -268,6 +318,7 @@ type llmSelector struct {
 	Alt       catalog.Series // for vMissingTotal, vExtraTotal: the real metric
 	AltName   string         // for vMissingTotal, vExtraTotal, vNearMiss: the name to write
 	AltPrefix string         // for vNearMiss: the server's prefix
+	Fuzzy     bool           // for vNearMiss: AltName is the closest name, not the same name
 	NotReal   *catalog.NotReal
 }
 
@@ -280,7 +331,7 @@ func llmSelectors(r *Rule, ff *fileFacts) []llmSelector {
 	}
 	cat := llmCatalog()
 	v0 := targetsV0(r)
-	vllmRule := strings.HasPrefix(ruleServer(r), "vllm")
+	vllmRule := ruleIsVLLM(r)
 	var out []llmSelector
 	walkAST(r.Expr.AST, func(n parser.Node, _ []parser.Node) {
 		vs, ok := n.(*parser.VectorSelector)
@@ -318,7 +369,7 @@ func classify(cat *catalog.Catalog, name string, v0, vllmRule bool) llmSelector 
 			return sel
 		}
 		if nm, ok := cat.NearMiss(name); ok {
-			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix = nm.Server, vNearMiss, nm.Name, nm.Prefix
+			sel.Server, sel.Verdict, sel.AltName, sel.AltPrefix, sel.Fuzzy = nm.Server, vNearMiss, nm.Name, nm.Prefix, nm.Fuzzy
 			return sel
 		}
 		sel.Verdict = vNotOurs
@@ -485,7 +536,7 @@ func seriesType(name string, r *Rule, ff *fileFacts) (t catalog.Type, fromCatalo
 
 // resolveFor looks a series up in the catalogue for a rule. A generic
 // name without a server prefix (http_request_duration_seconds) is taken
-// as the catalogued server's only in a rule labelled for that server:
+// as the catalogued server's only in a rule about that server (ruleIsFor):
 // elsewhere it belongs to some other program.
 func resolveFor(name string, r *Rule) (catalog.Series, bool) {
 	cat := llmCatalog()
@@ -494,7 +545,7 @@ func resolveFor(name string, r *Rule) (catalog.Series, bool) {
 		return s, false
 	}
 	if srv := s.Metric.Server; srv != nil && srv.Prefix != "" && !strings.HasPrefix(name, srv.Prefix) {
-		if r == nil || !strings.HasPrefix(ruleServer(r), srv.Key) {
+		if !ruleIsFor(r, srv) {
 			return catalog.Series{}, false
 		}
 	}

@@ -98,6 +98,9 @@ func FuzzCatalogChecks(f *testing.F) {
 		`{__name__="vllm:num_gpu_blocks_free"} - vllm:num_preemptions_total offset 1h`,
 		`rate(sglang:num_queue_reqs[10m:30s]) and count(DCGM_FI_DEV_GPU_UTILS)`,
 		`label_replace(vllm:kv_cache_usage_perc, "model", "$1", "model_name", "(.*)")`,
+		`max(DCGM_FI_DEV_FB_USED) / (sum(DCGM_FI_DEV_FB_USED) + DCGM_FI_DEV_FB_FREE) * 100 > 90`,
+		`rate(nv_inference_request_duration_us[5m]) / rate(nv_inference_request_success[5m]) / 1e6 > 0.5`,
+		`rate(x_bucket{le="1"}[5m]) / on (le) group_left rate(x_count[5m]) unless sum by (code) (http_request_duration_seconds_count{status="5xx"})`,
 	} {
 		f.Add(s)
 	}

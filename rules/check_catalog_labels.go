@@ -19,7 +19,9 @@ var checkCatalogLabel = &Check{
 	Name: CheckCatalogLabel,
 	Help: "Label matchers and by/without labels on a known LLM metric use labels that metric has (vllm:* has model_name, not model). " +
 		"To keep false positives rare, only labels that some LLM server exposes are checked: target labels added by the scrape " +
-		"configuration or relabelling (job, instance, pod, namespace, cluster, ...) are never reported.",
+		"configuration or relabelling (job, instance, pod, namespace, cluster, ...) are never reported. vLLM's HTTP layer " +
+		"(http_request_duration_seconds has method and handler; status is on http_requests_total) is checked in rules about vLLM " +
+		"(server label, a name or group naming vLLM, a vllm: metric or a vllm label value in the expression), with code, status_code, path and route.",
 	Severity: Warning,
 	File:     perRule(catalogLabel),
 }
@@ -44,7 +46,7 @@ func catalogLabel(p *Pass, r *Rule, ff *fileFacts) {
 				checkLabelValue(p, r, s, mt)
 				continue
 			}
-			if !cat.KnownLabel(mt.Name) {
+			if !cat.KnownLabel(mt.Name) && !(m.Layer == "http" && httpLabels[mt.Name] != "") {
 				continue
 			}
 			sev := Warning // a negative matcher that does nothing
@@ -73,7 +75,7 @@ func catalogLabel(p *Pass, r *Rule, ff *fileFacts) {
 			return
 		}
 		for _, l := range agg.Grouping {
-			if !cat.KnownLabel(l) {
+			if !cat.KnownLabel(l) && !(httpLabels[l] != "" && allHTTP(inner)) {
 				continue
 			}
 			found := false
@@ -164,7 +166,38 @@ func labelHint(m *catalog.Metric, s catalog.Series, l string) string {
 	if c := catalog.Closest(l, have); c != "" {
 		hint += "; did you mean " + c + "?"
 	}
+	if m.Layer != "" {
+		want := l
+		if syn := httpLabels[l]; syn != "" && syn != l {
+			want = syn
+			hint += "; " + m.Server.Title + "'s HTTP layer calls it " + syn
+		}
+		if others := llmCatalog().WithLabel(m.Server, m.Layer, want, m.Name); len(others) > 0 {
+			hint += "; " + want + " is a label of " + strings.Join(others, " and ")
+		}
+	}
 	return hint
+}
+
+// httpLabels are the labels HTTP instrumentation libraries put on their
+// metrics (client_golang's promhttp: code, handler, method; others:
+// status_code, path, route), none of them a target label: on a metric of
+// vLLM's HTTP layer (prometheus-fastapi-instrumentator), whose labels the
+// catalogue lists, a missing one is reported like a missing server label.
+// The value is what the instrumentator calls the same thing.
+var httpLabels = map[string]string{
+	"code": "status", "status_code": "status", "status": "status",
+	"path": "handler", "route": "handler", "handler": "handler", "method": "method",
+}
+
+// allHTTP reports whether every selector is a metric of an HTTP layer.
+func allHTTP(sels []llmSelector) bool {
+	for _, s := range sels {
+		if s.Series.Metric == nil || s.Series.Metric.Layer != "http" {
+			return false
+		}
+	}
+	return len(sels) > 0
 }
 
 // checkLabelValue reports an exact matcher on a value the server never

@@ -12,7 +12,7 @@ import (
 var catalogCheckNames = []string{
 	CheckCatalogUnknownMetric, CheckCatalogCounterSuffix, CheckCatalogRemovedMetric,
 	CheckCatalogSeriesSuffix, CheckCatalogLabel, CheckPromQLCounter, CheckPromQLRateGauge,
-	CheckPromQLHistogramLe, CheckPromQLLeBucket,
+	CheckPromQLHistogramLe, CheckPromQLLeBucket, CheckCatalogThresholdUnit,
 }
 
 // TestLLMDBugs: every defect of the public llm-d and vLLM example rules
@@ -39,7 +39,7 @@ func TestLLMDBugs(t *testing.T) {
 		path + ":28:55: error [catalog/removed-metric] inference_model_request_duration_seconds_bucket was removed from Gateway API Inference Extension (renamed when InferenceModel became InferenceObjective): use inference_objective_request_duration_seconds_bucket",
 		path + ":36:31: error [catalog/counter-suffix] vllm:num_preemptions matches no series: vLLM exposes this counter as vllm:num_preemptions_total (prometheus_client adds _total)",
 		path + ":64:22: error [catalog/counter-suffix] vllm:num_preemptions matches no series: vLLM exposes this counter as vllm:num_preemptions_total (prometheus_client adds _total)",
-		path + ":70:66: warning [promql/le-bucket] le=\"120\" matches nothing on Prometheus 3, which stores this bucket boundary as le=\"120.0\"; vLLM's prometheus_client writes le=\"120.0\" too, so Prometheus 2 stores the same: use le=\"120.0\"",
+		path + ":70:66: error [promql/le-bucket] le=\"120\" matches nothing on Prometheus 3, which stores this bucket boundary as le=\"120.0\"; vLLM's prometheus_client writes le=\"120.0\" too, so Prometheus 2 stores the same: use le=\"120.0\"",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -14,13 +14,22 @@ import (
 // CheckPromQLLeBucket reports exact le="..." matchers that are not a
 // bucket boundary of the histogram, or are not written the way
 // Prometheus stores the boundary.
+//
+// Every finding is an error, as listed: each is a matcher that selects no
+// series on Prometheus 3 (le="120" where Prometheus 3 stores "120.0",
+// le="inf" where every version stores "+Inf", a value that is no
+// boundary), so the rule never fires there. Prometheus 3 is the release
+// paged judges by (the current major line; its LTS releases replaced
+// 2.53's); where the short spelling of a Rust or C++ server's boundary
+// still matches on Prometheus 2, the message gives a matcher for both.
 const CheckPromQLLeBucket = "promql/le-bucket"
 
 var checkPromQLLeBucket = &Check{
 	Name: CheckPromQLLeBucket,
 	Help: "An exact le=\"...\" matcher on a catalogued histogram must be one of its bucket boundaries, written as stored: " +
 		"Prometheus 3 normalises le to the float form (le=\"120.0\", le=\"0.5\"), Prometheus 2 keeps the server's text " +
-		"(Python prometheus_client writes \"120.0\" too). le=\"120\" matches nothing on either for vLLM.",
+		"(Python prometheus_client writes \"120.0\" too). le=\"120\" matches nothing on either for vLLM. Every finding is an error: " +
+		"each matcher selects no series on Prometheus 3.",
 	Severity: Error,
 	File:     perRule(promqlLeBucket),
 }
@@ -60,7 +69,7 @@ func checkLe(p *Pass, r *Rule, vs *parser.VectorSelector, m *catalog.Metric, val
 	}
 	if math.IsInf(f, 1) {
 		if val != "+Inf" {
-			p.ReportSeverity(Warning, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)), "le=%q: the last bucket is stored as le=\"+Inf\"", val)
+			p.ReportExpr(r, pr, "le=%q matches nothing: the last bucket is stored as le=\"+Inf\"", val)
 		}
 		return
 	}
@@ -78,8 +87,7 @@ func checkLe(p *Pass, r *Rule, vs *parser.VectorSelector, m *catalog.Metric, val
 	if m.Server != nil && m.Server.CounterTotal {
 		how = m.Server.Title + "'s prometheus_client writes le=\"" + stored + "\" too, so Prometheus 2 stores the same: use le=\"" + stored + "\""
 	}
-	p.ReportSeverity(Warning, p.File.ExprRange(r.Expr, int(pr.Start), int(pr.End)),
-		"le=%q matches nothing on Prometheus 3, which stores this bucket boundary as le=%q; %s", val, stored, how)
+	p.ReportExpr(r, pr, "le=%q matches nothing on Prometheus 3, which stores this bucket boundary as le=%q; %s", val, stored, how)
 }
 
 func isBoundary(m *catalog.Metric, f float64) bool {

@@ -24,6 +24,13 @@ type Config struct {
 	RequiredLabels map[string][]string
 	// RequiredAnnotations every alerting rule must carry.
 	RequiredAnnotations []string
+	// RequiredLabelsSet and RequiredAnnotationsSet record that the team
+	// wrote its policy (required_labels, required_annotations) in the
+	// configuration: the policy checks report at warning then, and at info
+	// while the defaults stand, so that an adopting team's missing
+	// runbook links do not drown the bugs in --fail-on warning.
+	RequiredLabelsSet      bool
+	RequiredAnnotationsSet bool
 	// ScrapeInterval is the scrape interval assumed by range checks.
 	ScrapeInterval time.Duration
 	// MinRangeScrapes: a range selector must span at least this many
@@ -173,10 +180,10 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 		c.Severity[name] = sev
 	}
 	if raw.RequiredLabels != nil {
-		c.RequiredLabels = raw.RequiredLabels
+		c.RequiredLabels, c.RequiredLabelsSet = raw.RequiredLabels, true
 	}
 	if raw.RequiredAnnotations != nil {
-		c.RequiredAnnotations = *raw.RequiredAnnotations
+		c.RequiredAnnotations, c.RequiredAnnotationsSet = *raw.RequiredAnnotations, true
 	}
 	if raw.ScrapeInterval != "" {
 		d, err := time.ParseDuration(raw.ScrapeInterval)

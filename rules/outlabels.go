@@ -1,6 +1,10 @@
 package rules
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -184,7 +188,7 @@ func outputLabelsOf(e parser.Expr) labelSet {
 	case *parser.NumberLiteral, *parser.StringLiteral:
 		return onlyLabels()
 	case *parser.VectorSelector, *parser.MatrixSelector:
-		return anyLabels()
+		return selectorLabelSet(vectorSelectorOf(e))
 	case *parser.AggregateExpr:
 		in := outputLabels(n.Expr)
 		switch n.Op {
@@ -263,4 +267,185 @@ func vectorSelectorOf(e parser.Expr) *parser.VectorSelector {
 		return vectorSelectorOf(n.Expr)
 	}
 	return nil
+}
+
+// selectorLabelSet is what a selector's series can carry. The series of a
+// classic histogram or summary say by their name which labels they lack:
+// <name>_count and <name>_sum never have le or quantile (only _bucket has
+// le, only the summary's own name quantile), <name>_bucket never has
+// quantile. A matcher that requires the label overrides the name.
+func selectorLabelSet(vs *parser.VectorSelector) labelSet {
+	name, ok := selectorName(vs)
+	if !ok {
+		return anyLabels()
+	}
+	var lacks []string
+	switch {
+	case strings.HasSuffix(name, "_count"), strings.HasSuffix(name, "_sum"):
+		lacks = []string{"le", "quantile"}
+	case strings.HasSuffix(name, "_bucket"):
+		lacks = []string{"quantile"}
+	}
+	certain := selectorCertain(vs)
+	lacks = slices.DeleteFunc(lacks, func(l string) bool { return certain[l] })
+	return anyLabels().without(lacks...)
+}
+
+// selectorCertain lists the labels every series of a selector has: those
+// with a matcher that the empty value fails (an absent label reads as
+// empty), and le on a classic histogram's _bucket series.
+func selectorCertain(vs *parser.VectorSelector) map[string]bool {
+	out := map[string]bool{}
+	if vs == nil {
+		return out
+	}
+	for _, m := range vs.LabelMatchers {
+		if m != nil && m.Name != labels.MetricName && !m.Matches("") {
+			out[m.Name] = true
+		}
+	}
+	if name, ok := selectorName(vs); ok && strings.HasSuffix(name, "_bucket") {
+		out["le"] = true
+	}
+	return out
+}
+
+// certainLabels works out which labels every series of an expression's
+// result certainly has: the counterpart of outputLabels, which says which
+// it may have. Where it cannot tell it answers "none".
+func certainLabels(e parser.Expr) map[string]bool {
+	out, _ := certain(e)
+	return out
+}
+
+// certain is certainLabels that also reports whether the expression is a
+// scalar, so that a binary operation is read in one pass over its operands.
+func certain(e parser.Expr) (map[string]bool, bool) {
+	none := map[string]bool{}
+	if isNilNode(e) {
+		return none, false
+	}
+	switch n := e.(type) {
+	case *parser.NumberLiteral:
+		return none, true
+	case *parser.ParenExpr:
+		return certain(n.Expr)
+	case *parser.UnaryExpr:
+		return certain(n.Expr)
+	case *parser.StepInvariantExpr:
+		return certain(n.Expr)
+	case *parser.SubqueryExpr:
+		return certainLabels(n.Expr), false
+	case *parser.VectorSelector:
+		return selectorCertain(n), false
+	case *parser.MatrixSelector:
+		return selectorCertain(vectorSelectorOf(n)), false
+	case *parser.AggregateExpr:
+		in := certainLabels(n.Expr)
+		switch n.Op {
+		case parser.TOPK, parser.BOTTOMK, parser.LIMITK, parser.LIMIT_RATIO:
+			return in, false
+		}
+		out := map[string]bool{}
+		for l := range in {
+			if slices.Contains(n.Grouping, l) != n.Without {
+				out[l] = true
+			}
+		}
+		return out, false
+	case *parser.Call:
+		return certainOfCall(n), n.Func != nil && n.Func.ReturnType == parser.ValueTypeScalar
+	case *parser.BinaryExpr:
+		lhs, ls := certain(n.LHS)
+		rhs, rs := certain(n.RHS)
+		switch {
+		case ls && rs:
+			return none, true
+		case ls:
+			return rhs, false
+		case rs:
+			return lhs, false
+		}
+		switch n.Op {
+		case parser.LAND, parser.LUNLESS:
+			return lhs, false
+		case parser.LOR:
+			out := map[string]bool{}
+			for l := range lhs {
+				if rhs[l] {
+					out[l] = true
+				}
+			}
+			return out, false
+		}
+		m := n.VectorMatching
+		if m == nil {
+			return lhs, false
+		}
+		out := map[string]bool{}
+		switch m.Card {
+		case parser.CardManyToOne, parser.CardOneToMany:
+			many, one := lhs, rhs
+			if m.Card == parser.CardOneToMany {
+				many, one = rhs, lhs
+			}
+			maps.Copy(out, many)
+			for _, l := range m.Include {
+				delete(out, l)
+				if one[l] {
+					out[l] = true
+				}
+			}
+			return out, false
+		}
+		for l := range lhs {
+			if slices.Contains(m.MatchingLabels, l) == m.On {
+				out[l] = true
+			}
+		}
+		return out, false
+	}
+	return none, false
+}
+
+func certainOfCall(n *parser.Call) map[string]bool {
+	none := map[string]bool{}
+	if n.Func == nil {
+		return none
+	}
+	switch n.Func.Name {
+	case "absent", "absent_over_time":
+		return none // its equality matchers' labels, but only when the selector has no series: not certain
+	case "histogram_quantile", "histogram_fraction":
+		if len(n.Args) == 0 {
+			return none
+		}
+		out := maps.Clone(certainLabels(n.Args[len(n.Args)-1]))
+		delete(out, "le")
+		return out
+	case "label_replace", "label_join":
+		if len(n.Args) < 2 {
+			return none
+		}
+		s, ok := n.Args[1].(*parser.StringLiteral)
+		if !ok {
+			return none
+		}
+		out := maps.Clone(certainLabels(n.Args[0]))
+		delete(out, s.Val) // may be set to the empty value, which removes it
+		return out
+	}
+	if n.Func.ReturnType != parser.ValueTypeVector {
+		return none
+	}
+	for i, a := range n.Args {
+		if len(n.Func.ArgTypes) == 0 {
+			break
+		}
+		t := n.Func.ArgTypes[min(i, len(n.Func.ArgTypes)-1)]
+		if t == parser.ValueTypeVector || t == parser.ValueTypeMatrix {
+			return certainLabels(a)
+		}
+	}
+	return none
 }

@@ -48,6 +48,7 @@ var registry = []*Check{
 	checkCatalogRemovedMetric,
 	checkCatalogSeriesSuffix,
 	checkCatalogLabel,
+	checkCatalogThresholdUnit,
 	checkPromQLCounter,
 	checkPromQLRateGauge,
 	checkPromQLHistogramLe,

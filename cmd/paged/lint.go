@@ -24,6 +24,8 @@ type lintCmd struct {
 	EnableFeature       []string `name:"enable-feature" help:"PromQL features, as promtool's flag: promql-experimental-functions, promql-binop-fill-modifiers, promql-unquoted-utf8-names." placeholder:"FEATURE"`
 	ListChecks          bool     `name:"list-checks" help:"List the checks and exit."`
 	Base                string   `name:"base" placeholder:"REV" help:"Git revision the change is compared with (e.g. main): rules that still use a recording rule removed since REV are reported (rule/dependency)."`
+	Baseline            string   `name:"baseline" placeholder:"FILE" type:"string" help:"Accept the findings FILE lists (written by --write-baseline): they are not shown and do not fail the run; new findings are."`
+	WriteBaseline       string   `name:"write-baseline" placeholder:"FILE" type:"string" help:"Write every finding of this run to FILE as accepted, for --baseline, and exit 0."`
 	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
@@ -112,9 +114,30 @@ func (c *lintCmd) Run(e *env) error {
 		cfg.RemovedRecords = rules.RemovedRecords(base, files, c.Base)
 		paths = nil
 	}
+	var baseline *rules.Baseline
+	if c.Baseline != "" {
+		if baseline, err = rules.ReadBaseline(c.Baseline); err != nil {
+			return usageError("lint: --baseline: %v", err)
+		}
+	}
 	findings, src, err := rules.LintFiles(files, paths, opts, cfg)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+	}
+	if c.WriteBaseline != "" {
+		return writeBaseline(e, c.WriteBaseline, findings, src)
+	}
+	if baseline != nil {
+		var accepted, stale int
+		findings, accepted, stale = baseline.Filter(findings, src)
+		defer func() {
+			if accepted > 0 {
+				fmt.Fprintf(e.stderr, "lint: %d finding(s) accepted by the baseline %s, not shown\n", accepted, c.Baseline)
+			}
+			if stale > 0 {
+				fmt.Fprintf(e.stderr, "lint: %d accepted finding(s) of the baseline no longer occur: --write-baseline %s drops them\n", stale, c.Baseline)
+			}
+		}()
 	}
 	color := c.Format == rules.FormatText && useColor(e)
 	if err := rules.WriteFindings(e.stdout, c.Format, findings, src, color); err != nil {
@@ -125,6 +148,19 @@ func (c *lintCmd) Run(e *env) error {
 			return problems()
 		}
 	}
+	return nil
+}
+
+// writeBaseline accepts every finding of the run into the file.
+func writeBaseline(e *env, path string, findings []rules.Finding, src rules.SourceFunc) error {
+	dir, err := rules.BaselineDir(path)
+	if err != nil {
+		return usageError("lint: --write-baseline: %v", err)
+	}
+	if err := rules.WriteBaselineFile(path, rules.NewBaseline(dir, findings, src)); err != nil {
+		return usageError("lint: --write-baseline: %v", err)
+	}
+	fmt.Fprintf(e.stderr, "lint: wrote %d finding(s) to the baseline %s\n", len(findings), path)
 	return nil
 }
 

@@ -77,6 +77,18 @@ type Metric struct {
 	Condition   string
 	Confidence  string
 	Source      string // where the facts were read: repository@commit:path, a PR
+	// DeclaredType is the type the server's # TYPE line says when the
+	// catalogue types the metric by its behaviour instead (dcgm-exporter's
+	// default file declares DCGM_EXP_GPU_HEALTH_STATUS a counter; it is a
+	// status). Empty when they agree.
+	DeclaredType Type
+	// Unit is the unit the catalogue gives ("MiB", "seconds", "fraction
+	// 0..1"); empty when it gives none (the name may still say: _seconds).
+	Unit string
+	// Layer groups metrics a server exposes through a library of its own
+	// rather than its engine: "http" for vLLM's prometheus-fastapi-
+	// instrumentator families. Empty for the engine's metrics.
+	Layer string
 	// AppearsOn is set for metrics none of whose series exist until the
 	// first event they count (a failure, a request): no series then is
 	// normal, not a sign that the metric is gone. It names the event.
@@ -172,6 +184,8 @@ type Catalog struct {
 
 	releases  map[string][]string             // release line -> releases, oldest first
 	lifecycle map[string]map[string]Lifecycle // release line -> metric -> history
+
+	dcgmFields map[string]bool // every DCGM field name (dcgm_fields.txt)
 }
 
 //go:embed catalog.yaml
@@ -190,6 +204,36 @@ func Default() *Catalog {
 		panic("catalog: embedded catalog.yaml: " + err.Error())
 	}
 	return c
+}
+
+// DCGMField reports whether name is a DCGM field (dcgm_fields.h), one
+// that dcgm-exporter exposes under that name once its collectors file
+// lists it, whether or not the default counters do.
+func (c *Catalog) DCGMField(name string) bool { return c.dcgmFields[name] }
+
+// DCGMFields lists every DCGM field name, sorted.
+func (c *Catalog) DCGMFields() []string {
+	out := make([]string, 0, len(c.dcgmFields))
+	for n := range c.dcgmFields {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// WithLabel lists the metrics of a server's layer (Metric.Layer) other
+// than except that carry label l, sorted: where a label missing on one
+// HTTP metric is found instead.
+func (c *Catalog) WithLabel(s *Server, layer, l, except string) []string {
+	var out []string
+	for _, m := range c.metrics {
+		if m.Server == s && m.Layer == layer && m.Name != except && m.Status != Removed &&
+			m.Labels != nil && slices.Contains(m.Labels, l) {
+			out = append(out, m.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Servers lists the known servers.

@@ -91,7 +91,46 @@ var appearsOn = map[string]string{
 	"llm_d_inference_scheduler_disagg_decision_total": "the first scheduling decision",
 }
 
+// units the catalogue gives in prose or not at all. Names that end in
+// _seconds, _ms, _us or _bytes say theirs; these do not.
+var units = map[string]string{
+	// The pool usage, max(full, swa, mamba), 0..1 (SchedulerMetricsCollector
+	// at sgl-project/sglang@1025622f; pack-review-turn3 section 1, sglang).
+	"sglang:token_usage": "fraction 0..1",
+	// Accepted over proposed draft tokens (same revision).
+	"sglang:spec_accept_rate": "fraction 0..1",
+	// vLLM's removed V0/early-V1 usage gauges: "1 means 100 percent usage"
+	// (their HELP in catalog.yaml).
+	"vllm:gpu_cache_usage_perc": "fraction 0..1",
+	"vllm:cpu_cache_usage_perc": "fraction 0..1",
+	// Triton's HELP: "GPU utilization rate [0.0 - 1.0)" (catalog.yaml).
+	"nv_gpu_utilization": "fraction 0..1",
+	// The mean of the pods' KV-cache usage as the engines report it, 0..1
+	// (kubernetes-sigs/gateway-api-inference-extension@v1.5.0:
+	// pkg/epp/backend/metrics/logger.go:105, RecordInferencePoolAvgKVCache).
+	"inference_pool_average_kv_cache_utilization": "fraction 0..1",
+	// TGI observes durations with as_secs_f64 (huggingface/text-generation-
+	// inference@db931fc router/src/server.rs; pack-review-turn3, tgi).
+	"tgi_request_duration":                     "seconds",
+	"tgi_request_validation_duration":          "seconds",
+	"tgi_request_queue_duration":               "seconds",
+	"tgi_request_inference_duration":           "seconds",
+	"tgi_request_mean_time_per_token_duration": "seconds",
+	"tgi_batch_forward_duration":               "seconds",
+	"tgi_batch_decode_duration":                "seconds",
+	"tgi_batch_filter_duration":                "seconds",
+	"tgi_batch_inference_duration":             "seconds",
+	"tgi_batch_concat_duration":                "seconds",
+	// Triton: nv_model_load_duration_secs is in seconds (its name).
+	"nv_model_load_duration_secs": "seconds",
+}
+
 func addExtra(c *Catalog) {
+	for name, u := range units {
+		if m := c.metrics[name]; m != nil && m.Unit == "" {
+			m.Unit = u
+		}
+	}
 	for name, event := range appearsOn {
 		if m := c.metrics[name]; m != nil {
 			m.AppearsOn = event

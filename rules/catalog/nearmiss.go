@@ -17,16 +17,37 @@ var nearMissPrefixes = []struct {
 	{"vllm", []string{"vllm_", "vllm::", "vllm-"}, "vllm:"},
 	{"sglang", []string{"sglang_", "sglang::", "sgl:", "sgl_", "sglang-"}, "sglang:"},
 	{"tgi", []string{"tgi:", "tgi-", "text_generation_inference_", "text_generation_"}, "tgi_"},
-	{"triton", []string{"nv:", "triton_", "triton:", "nvidia_"}, "nv_"},
+	// Not nvidia_: nvidia_gpu_* (mindprince/nvidia_gpu_prometheus_exporter)
+	// and nvidia_smi_* (utkuozdemir/nvidia_gpu_exporter) are other GPU
+	// exporters' names, and nvidia_gpu_memory_used_bytes is no misspelt
+	// nv_gpu_memory_used_bytes.
+	{"triton", []string{"nv:", "triton_server_", "triton_", "triton:"}, "nv_"},
 	{"dcgm_exporter", []string{"dcgm_fi_", "dcgm:", "dcgm_fi:", "dcgmfi_"}, "DCGM_FI_"},
 }
 
+// fuzzyPrefixes are misspelt prefixes specific enough to a server that a
+// name carrying one is reported even when the right prefix does not give
+// a catalogued name, with the closest catalogued name of the server
+// (Suggest): triton_server_ and triton_inference_ name nothing but
+// Triton, and SGLang writes sglang: (re-exporters that write sglang_ keep
+// SGLang's names, which the exact near miss finds).
+var fuzzyPrefixes = []struct {
+	server      string
+	near, right string
+}{
+	{"triton", "triton_server_", "nv_"},
+	{"triton", "triton_inference_", "nv_inference_"},
+	{"sglang", "sglang_", "sglang:"},
+}
+
 // NearMissResult is a name with a misspelt prefix: the name to write, the
-// server and the prefix to use.
+// server and the prefix to use. Fuzzy is set when Name is the closest
+// catalogued name rather than the same name with the right prefix.
 type NearMissResult struct {
 	Name   string
 	Server *Server
 	Prefix string
+	Fuzzy  bool
 }
 
 // NearMiss reports whether name carries a misspelling of a known server's
@@ -55,6 +76,19 @@ func (c *Catalog) NearMiss(name string) (NearMissResult, bool) {
 			}
 		}
 	}
+	for _, fp := range fuzzyPrefixes {
+		s := c.Server(fp.server)
+		if s == nil || !strings.HasPrefix(lower, fp.near) {
+			continue
+		}
+		rest := name[len(fp.near):]
+		if rest == "" || strings.Contains(rest, ":") {
+			continue
+		}
+		if sug := c.SuggestByWords(fp.right + rest); sug != "" {
+			return NearMissResult{Name: sug, Server: s, Prefix: strings.TrimSuffix(fp.right, "inference_"), Fuzzy: true}, true
+		}
+	}
 	return NearMissResult{}, false
 }
 
@@ -73,6 +107,7 @@ func (c *Catalog) nearMissAs(name, lower, near, right string, s *Server) (NearMi
 	}
 	fixed := right + rest
 	_, known := c.Resolve(fixed)
+	known = known || c.dcgmFields[fixed]
 	if _, notReal := c.NotReal(fixed); known || notReal {
 		return NearMissResult{Name: fixed, Server: s, Prefix: right}, true
 	}

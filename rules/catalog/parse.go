@@ -58,6 +58,8 @@ type rawMetric struct {
 	Condition    string               `yaml:"condition"`
 	Confidence   string               `yaml:"confidence"`
 	Source       string               `yaml:"source"`
+	Unit         string               `yaml:"unit"`
+	DeclaredType string               `yaml:"declared_type"`
 	Rest         map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -139,7 +141,10 @@ func Parse(b []byte) (*Catalog, error) {
 		}
 		s.Absent = add.Absent
 		for _, rm := range rs.HTTPMetrics.Metrics {
-			c.addRaw(s, rm, nil, Current)
+			for _, m := range buildRaw(s, rm, nil, Current) {
+				m.Layer = "http"
+				c.add(m)
+			}
 		}
 		for _, name := range rs.Optional {
 			c.add(&Metric{Name: name, Server: s, Labels: slices.Clone(defaults), Status: Conditional,
@@ -177,6 +182,7 @@ func Parse(b []byte) (*Catalog, error) {
 		s.Absent = add.Absent
 	}
 	addExtra(c)
+	c.dcgmFields = parseFieldList(dcgmFieldList)
 	c.index()
 	return c, nil
 }
@@ -296,6 +302,10 @@ func buildRaw(s *Server, rm rawMetric, defaults []string, listStatus Status) []*
 		Condition:   rm.Condition,
 		Confidence:  rm.Confidence,
 		Source:      rm.Source,
+		Unit:        rm.Unit,
+	}
+	if rm.DeclaredType != "" {
+		m.DeclaredType = Type(rm.DeclaredType)
 	}
 	switch m.Type {
 	case Counter, Gauge, Histogram, Summary:

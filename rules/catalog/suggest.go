@@ -116,3 +116,72 @@ func Closest(name string, candidates []string) string {
 	}
 	return best
 }
+
+// wordExpansions spell out the abbreviations people use for the servers'
+// latency metrics, so that a made-up name finds the real one by its words.
+var wordExpansions = map[string][]string{
+	"ttft":   {"time", "to", "first", "token"},
+	"itl":    {"inter", "token", "latency"},
+	"tpot":   {"time", "per", "output", "token"},
+	"reqs":   {"requests"},
+	"req":    {"request"},
+	"failed": {"failure"},
+	"errors": {"error"},
+	"total":  {}, // the counter suffix says nothing of the meaning
+}
+
+// words are the words of a metric name without the server's prefix, the
+// abbreviations spelt out, singular and plural made the same.
+func words(name, prefix string) map[string]bool {
+	out := map[string]bool{}
+	for t := range tokens(strings.TrimPrefix(name, prefix)) {
+		ws, ok := wordExpansions[t]
+		if !ok {
+			ws = []string{t}
+		}
+		for _, w := range ws {
+			out[strings.TrimSuffix(w, "s")] = true
+		}
+	}
+	return out
+}
+
+// SuggestByWords returns the known series name of the server closest to
+// name by the words they share (their Jaccard index, abbreviations spelt
+// out, at least one half), ties broken by edit distance; "" when none
+// shares enough. A name without _bucket, _sum or _count gets a
+// histogram's base name. It suits names made up from a metric's meaning
+// (triton_inference_requests_total) rather than misspelt.
+func (c *Catalog) SuggestByWords(name string) string {
+	s := c.ServerFor(name)
+	if s == nil {
+		return ""
+	}
+	want := words(name, s.Prefix)
+	suffixed := false
+	for _, suf := range []string{"_bucket", "_sum", "_count"} {
+		suffixed = suffixed || strings.HasSuffix(name, suf)
+	}
+	best, bestScore, bestLev := "", 0.0, 0
+	for _, cand := range c.names[s] {
+		if sr, ok := c.Resolve(cand); ok && sr.Suffix != "" && !suffixed {
+			cand = sr.Metric.Name // a histogram named without a suffix: its base name
+		}
+		got := words(cand, s.Prefix)
+		inter := 0
+		for w := range want {
+			if got[w] {
+				inter++
+			}
+		}
+		sc := float64(inter) / float64(len(want)+len(got)-inter)
+		lev := levenshtein(name, cand)
+		if sc > bestScore || sc == bestScore && lev < bestLev {
+			best, bestScore, bestLev = cand, sc, lev
+		}
+	}
+	if bestScore < 0.5 {
+		return ""
+	}
+	return best
+}

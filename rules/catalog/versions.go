@@ -27,11 +27,12 @@ type rawAdditions struct {
 }
 
 type rawLifecycleEntry struct {
-	Since      string `yaml:"since"`
-	Deprecated string `yaml:"deprecated"`
-	Hidden     string `yaml:"hidden"`
-	Removed    string `yaml:"removed"`
-	Source     string `yaml:"source"`
+	Since       string            `yaml:"since"`
+	Deprecated  string            `yaml:"deprecated"`
+	Hidden      string            `yaml:"hidden"`
+	Removed     string            `yaml:"removed"`
+	LabelsSince map[string]string `yaml:"labels_since"`
+	Source      string            `yaml:"source"`
 }
 
 // Lifecycle is a metric's history on one release line, in release
@@ -46,7 +47,23 @@ type Lifecycle struct {
 	Deprecated string
 	Hidden     string // absent by default from this release on (--show-hidden-metrics-for-version brings it back)
 	Removed    string
-	Source     string
+	// LabelsSince: labels of the metric that a later release added, with
+	// that release (GAIE's priority label on request_total from 1.5).
+	LabelsSince map[string]string
+	Source      string
+}
+
+// LabelsAt returns a metric's labels on a release: the catalogue's, less
+// those its lifecycle says came later.
+func (c *Catalog) LabelsAt(line string, m *Metric, release string) []string {
+	l, ok := c.lifecycle[line][m.Name]
+	if !ok || m.Labels == nil {
+		return m.Labels
+	}
+	return slices.DeleteFunc(slices.Clone(m.Labels), func(lb string) bool {
+		since, ok := l.LabelsSince[lb]
+		return ok && !reached(release, since)
+	})
 }
 
 func parseAdditions() (*rawAdditions, error) {
