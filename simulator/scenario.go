@@ -29,6 +29,7 @@ type conditions struct {
 	specAccept   float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
 	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
 	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	hung         bool    // the engine hangs but the server stays alive: requests arrive, none is scheduled or finished
 	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
 	pdPrealloc   float64 // SGLang P/D decode worker: requests waiting for KV memory to be reserved (with Options.KVConnector)
 	pdTransfer   float64 // SGLang P/D decode worker: requests waiting for their KV from prefill; 0 means rate × TTFT
@@ -220,6 +221,15 @@ func scenarios() []scenario {
 				if c.asleep {
 					c.running, c.kv, c.finishRate = 0, 0, 1e-9
 					c.waiting = lerp(t, onsetStart, onsetEnd, 0, 6)
+				}
+				return c
+			}, ""},
+		{Scenario{"hung", "vLLM, TGI, SGLang: the engine hangs while the server stays alive (vllm#39863): /health and /metrics answer, requests keep arriving, none finishes, no token is generated, running and waiting read 0. vLLM's HTTP layer counts the requests clients give up on as 2xx."}, []Server{ServerVLLM, ServerTGI, ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.hung = true
+					c.running, c.waiting, c.kv, c.finishRate = 0, 0, 0, 1e-9
 				}
 				return c
 			}, ""},

@@ -369,3 +369,53 @@ func TestScenarioPDImbalance(t *testing.T) {
 		t.Error("pd-decode-bound without KVConnector: no error")
 	}
 }
+
+// A hung engine keeps taking requests while nothing finishes: each server's
+// arrival counter moves, its completion and token counters stand still,
+// and running and waiting read 0 (vllm#39863). Before the hang the same
+// counters move together.
+func TestScenarioHung(t *testing.T) {
+	before, a, b := 15*sec, 2*time.Minute, 5*time.Minute
+	for _, c := range []struct {
+		server          Server
+		arrivals        string
+		arrivalMatch    map[string]string
+		done, progress  []string
+		running, queued string
+	}{
+		{ServerVLLM, "http_requests_total", map[string]string{"status": "2xx"},
+			[]string{"vllm:request_success_total"}, []string{"vllm:generation_tokens_total", "vllm:prompt_tokens_total"},
+			"vllm:num_requests_running", "vllm:num_requests_waiting"},
+		{ServerTGI, "tgi_request_count", nil,
+			[]string{"tgi_request_success"}, []string{"tgi_batch_inference_count"},
+			"tgi_batch_current_size", "tgi_queue_size"},
+		{ServerSGLang, "sglang:http_requests_total", nil,
+			[]string{"sglang:num_requests_total"}, []string{"sglang:realtime_tokens_total", "sglang:generation_tokens_total"},
+			"sglang:num_running_reqs", "sglang:num_queue_reqs"},
+	} {
+		tl := runScenario(t, c.server, "hung", b)
+		if r := tl.rate(a, b, c.arrivals, c.arrivalMatch); r < 2 {
+			t.Errorf("%s hung: %s grows %.2f/s, want the ~4/s arriving", c.server, c.arrivals, r)
+		}
+		for _, name := range append(c.done, c.progress...) {
+			if r := tl.rate(a, b, name, nil); r != 0 {
+				t.Errorf("%s hung: %s grows %.2f/s, want 0", c.server, name, r)
+			}
+			if r := tl.rate(0, before, name, nil); r == 0 && name != "sglang:realtime_tokens_total" {
+				t.Errorf("%s before the hang: %s does not grow", c.server, name)
+			}
+		}
+		for _, g := range []string{c.running, c.queued} {
+			if v := tl.gauge(b, g, nil); v != 0 {
+				t.Errorf("%s hung: %s = %v, want 0", c.server, g, v)
+			}
+		}
+	}
+	sg := runScenario(t, ServerSGLang, "hung", b)
+	if r := sg.rate(a, b, "sglang:scheduler_idle_seconds_total", nil); r != 0 {
+		t.Errorf("sglang hung: the scheduler idles %.2f s/s; a hung scheduler is stuck in a step, not idle", r)
+	}
+	if _, err := New(Options{Server: ServerTriton, Scenario: "hung"}); err == nil {
+		t.Error("hung on triton: no error (the scenario is for vLLM, TGI and SGLang)")
+	}
+}

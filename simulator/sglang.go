@@ -26,7 +26,9 @@ type sglang struct {
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
+	httpRequests, httpResponses, realtimeTokens, schedulerIdle                                 *family
 	specOn, pd                                                                                 bool
+	arrived                                                                                    int // requests counted by the HTTP middleware so far
 }
 
 func newSGLang(opts Options, m *model) *sglang {
@@ -35,6 +37,11 @@ func newSGLang(opts Options, m *model) *sglang {
 	sl := []string{"model_name", "tp_rank"}
 	set := func(f *family, v float64) { f.with(opts.Start, g.sched...).value = v }
 	g.httpActive = l.gauge("sglang:http_requests_active", "Number of currently active HTTP requests", "endpoint", "method")
+	// add_prometheus_track_response_middleware (python/sglang/srt/utils/
+	// common.py): requests counted when they arrive, responses when the
+	// handler returns, by route template.
+	g.httpRequests = l.counter("sglang:http_requests_total", "Total number of HTTP requests by endpoint and method", "endpoint", "method")
+	g.httpResponses = l.counter("sglang:http_responses_total", "Total number of HTTP responses by endpoint and status code", "endpoint", "method", "status_code")
 	g.running = l.gauge("sglang:num_running_reqs", "The number of running requests.", sl...)
 	g.queued = l.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", sl...)
 	g.usedTokens = l.gauge("sglang:num_used_tokens", "The number of used tokens.", sl...)
@@ -108,6 +115,12 @@ func newSGLang(opts Options, m *model) *sglang {
 	} {
 		l.histogram(h.name, h.help, h.b, sl...).with(opts.Start, g.sched...)
 	}
+	// The scheduler's progress counters (SchedulerMetricsCollector at
+	// sgl-project/sglang@1025622f): tokens by mode on each log interval,
+	// and the wall time with nothing runnable or queued.
+	g.realtimeTokens = l.counter("sglang:realtime_tokens_total", "Total number of tokens processed (updated on each log interval). mode: prefill_compute, prefill_cache, decode.", "model_name", "tp_rank", "mode")
+	g.schedulerIdle = l.counter("sglang:scheduler_idle_seconds_total", "Total wall time while the scheduler has no runnable or queued work.", sl...)
+	set(g.schedulerIdle, 0)
 	g.perStage = l.histogram("sglang:per_stage_req_latency_seconds", "The latency of each stage of requests.", exponential(0.001, 1.62, 30), "model_name", "tp_rank", "stage")
 	g.ttft = l.histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", sglangTTFT, "model_name")
 	g.itl = l.histogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", sglangITL, "model_name")
@@ -169,11 +182,44 @@ func (g *sglang) record(s *step) {
 		set(g.genThroughput, s.state.running/s.cond.itl)
 	}
 	g.httpActive.with(at, "/generate", "POST").value = s.state.running + s.state.waiting
+	for range s.arrivals {
+		// One request in five to the completions route, as the model's
+		// finished requests.
+		ep := "/v1/chat/completions"
+		if g.arrived%5 == 4 {
+			ep = "/v1/completions"
+		}
+		g.arrived++
+		g.httpRequests.with(s.now, ep, "POST").value++
+	}
+	// A hung scheduler is inside a step, not idle; otherwise it idles
+	// while it has nothing running or queued.
+	if !s.cond.hung && s.state.running == 0 && s.state.waiting == 0 {
+		add(g.schedulerIdle, s.dt)
+	}
 	for _, r := range s.finished {
+		code := "200"
+		switch {
+		case r.status == "4xx":
+			code = "400"
+		case r.status == "5xx" && r.rejected:
+			code = "503"
+		case r.status == "5xx":
+			code = "500"
+		}
+		g.httpResponses.with(s.now, r.handler, "POST", code).value++
 		if r.rejected {
 			continue
 		}
 		add(g.requests, 1)
+		for _, m := range []struct {
+			mode string
+			n    float64
+		}{{"prefill_compute", r.prompt - r.cached}, {"prefill_cache", r.cached}, {"decode", r.gen}} {
+			if m.n > 0 {
+				g.realtimeTokens.with(s.now, append(append([]string(nil), g.sched...), m.mode)...).value += m.n
+			}
+		}
 		if g.pd && g.m.rng.Float64() < s.cond.xferFail {
 			add(g.transferFailed, 1)
 		}

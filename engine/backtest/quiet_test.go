@@ -258,3 +258,45 @@ func TestSGLangPDImbalanceFires(t *testing.T) {
 		})
 	}
 }
+
+// A hung engine behind a live server (the simulator's hung scenario:
+// requests arrive, none finishes, running and waiting read 0) fires the
+// hung-engine alert of each server's pack, after the hang began; steady
+// load does not. vLLM's VLLMThroughputCollapse, which needs a queue,
+// stays silent on it: the gap VLLMEngineHung closes.
+func TestHungEngineFires(t *testing.T) {
+	for _, c := range []struct {
+		server      simulator.Server
+		pack, alert string
+		silent      string
+	}{
+		{simulator.ServerVLLM, "vllm", "VLLMEngineHung", "VLLMThroughputCollapse"},
+		{simulator.ServerTGI, "tgi", "TGIEngineHung", ""},
+		{simulator.ServerSGLang, "sglang", "SGLangEngineHung", ""},
+	} {
+		pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", c.pack, c.pack+".rules.yaml")
+		for _, scenario := range []string{"steady", "hung"} {
+			t.Run(c.pack+"/"+scenario, func(t *testing.T) {
+				rep := backtestScenario(t, simulator.Options{Server: c.server}, scenario, 60*time.Minute, pack)
+				fired := map[string]time.Time{}
+				for _, r := range rep.Rules {
+					if len(r.Firing) > 0 {
+						fired[r.Name] = r.Firing[0].Start
+					}
+				}
+				at, ok := fired[c.alert]
+				switch {
+				case scenario == "hung" && !ok:
+					t.Errorf("%s did not fire on a hung engine; fired: %v", c.alert, fired)
+				case scenario == "hung" && at.Before(scenarioStart.Add(scenarioOnset)):
+					t.Errorf("%s fired at %s, before the hang", c.alert, at.Sub(scenarioStart))
+				case scenario == "steady" && ok:
+					t.Errorf("%s fired on steady load at %s", c.alert, at.Sub(scenarioStart))
+				}
+				if _, ok := fired[c.silent]; ok && c.silent != "" {
+					t.Errorf("%s fired on %s; it needs a queue the hung engine does not show", c.silent, scenario)
+				}
+			})
+		}
+	}
+}

@@ -83,6 +83,12 @@ var appearsOn = map[string]string{
 	"http_request_size_bytes":       "the first API request",
 	"http_response_size_bytes":      "the first API request",
 	"http_request_duration_seconds": "the first API request",
+	// SGLang's --enable-metrics HTTP middleware and the scheduler's token
+	// counter (prometheus_client, labelled): nothing before the first
+	// request or the first token.
+	"sglang:http_requests_total":   "the first HTTP request",
+	"sglang:http_responses_total":  "the first HTTP response",
+	"sglang:realtime_tokens_total": "the first token processed",
 	// client_golang CounterVec: a labelled series exists once incremented.
 	// The EPP counts an error with its error_code when it happens.
 	"inference_objective_request_error_total":         "the first failed request",
