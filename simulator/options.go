@@ -72,6 +72,10 @@ type Options struct {
 	// transfer failures; the inference gateway becomes llm-d's scheduler
 	// with P/D disaggregation and counts its decisions (GAIE 1.2+).
 	KVConnector bool
+	// NaNCheck serves, on vllm, vllm:corrupted_requests_total, as a server
+	// started with VLLM_COMPUTE_NANS_IN_LOGITS=1 (the only way vLLM counts
+	// requests with NaN logits, PR #27306).
+	NaNCheck bool
 	// DCGMOptIn serves, on dcgm, the counters that dcgm-exporter's
 	// default-counters.csv comments out and the dcgm pack alerts on:
 	// DCGM_FI_DEV_THERMAL_VIOLATION and DCGM_FI_DEV_POWER_VIOLATION (ns)
@@ -89,6 +93,8 @@ func (o *Options) has(f feature) bool {
 		return o.KVConnector
 	case featureDCGMOptIn:
 		return o.DCGMOptIn
+	case featureNaNCheck:
+		return o.NaNCheck
 	}
 	return true
 }

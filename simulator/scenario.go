@@ -30,6 +30,9 @@ type conditions struct {
 	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
 	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
 	hung         bool    // the engine hangs but the server stays alive: requests arrive, none is scheduled or finished
+	deferred     float64 // vLLM: waiting requests held back by the scheduler (LoRA budget, async KV load), not by capacity
+	extHit       float64 // vLLM with Options.KVConnector: share of the tokens queried from the connector's cache it finds
+	nanFrac      float64 // vLLM with Options.NaNCheck: share of finished requests with NaN logits
 	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
 	pdPrealloc   float64 // SGLang P/D decode worker: requests waiting for KV memory to be reserved (with Options.KVConnector)
 	pdTransfer   float64 // SGLang P/D decode worker: requests waiting for their KV from prefill; 0 means rate × TTFT
@@ -55,6 +58,7 @@ const (
 	featureSpecDecode  feature = "spec-decode"  // Options.SpecDecode
 	featureKVConnector feature = "kv-connector" // Options.KVConnector
 	featureDCGMOptIn   feature = "dcgm-opt-in"  // Options.DCGMOptIn
+	featureNaNCheck    feature = "nan-check"    // Options.NaNCheck
 )
 
 // baseline is a healthy server under moderate load. The numbers hang
@@ -70,6 +74,7 @@ func baseline() conditions {
 		errorFrac:  0.001,
 		http5xx:    0.002,
 		prefixHit:  0.4,
+		extHit:     0.3,
 		promptMean: 600,
 		genMean:    220,
 		specAccept: 0.7,
@@ -233,6 +238,43 @@ func scenarios() []scenario {
 				}
 				return c
 			}, ""},
+		{Scenario{"queue-full", "vLLM V1: arrivals rise to 9 requests/s against a capped queue (--max-num-queued-reqs): 40 wait, KV 0.92, and by 2 min 15% of requests are refused with 503 (vllm:admission_rejections_total)."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, onsetEnd, 4, 9)
+				c.http5xx = lerp(t, onsetStart, onsetEnd, c.http5xx, 0.15)
+				c.waiting = lerp(t, onsetStart, onsetEnd, 0, 40)
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 48)
+				c.kv = lerp(t, onsetStart, onsetEnd, c.kv, 0.92)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 3)
+				return c
+			}, ""},
+		{Scenario{"requests-deferred", "vLLM V1: requests pile up deferred by the scheduler (a LoRA budget or async KV loads that never complete, vllm#53130): 30 deferred and 8 running by 2 min while the KV cache is 30% used."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.deferred = lerp(t, onsetStart, onsetEnd, 0, 30)
+				c.waiting = c.deferred
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 8)
+				c.kv = lerp(t, onsetStart, onsetEnd, c.kv, 0.3)
+				c.finishRate = lerp(t, onsetStart, onsetEnd, c.rate, 1.5)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 6)
+				return c
+			}, ""},
+		{Scenario{"external-cache-miss", "vLLM with --kv-connector: the KV connector's external prefix cache stops finding anything (hit rate 30% to 0 by 2 min: the cache backend is gone or was wiped), so prompts are recomputed and TTFT rises."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.extHit = lerp(t, onsetStart, onsetEnd, c.extHit, 0)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 0.35)
+				return c
+			}, featureKVConnector},
+		{Scenario{"nan-logits", "vLLM with --nan-check (VLLM_COMPUTE_NANS_IN_LOGITS=1): from 30 s 2% of requests have NaN logits (a faulty GPU or kernel); vllm:corrupted_requests_total counts them."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.nanFrac = 0.02
+				}
+				return c
+			}, featureNaNCheck},
 		{Scenario{"spec-decode-collapse", "Speculative decoding: the acceptance rate falls from 70% to 12% (a draft model that no longer fits the traffic). Needs --spec-decode."}, []Server{ServerVLLM, ServerSGLang},
 			func(t float64) conditions {
 				c := baseline()

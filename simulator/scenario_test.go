@@ -19,7 +19,7 @@ type timeline struct {
 
 func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
 	t.Helper()
-	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true})
 	tl := &timeline{t: t, every: 15 * time.Second}
 	for at := time.Duration(0); at <= total; at += tl.every {
 		tl.snaps = append(tl.snaps, scrape(t, s))
@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
@@ -417,5 +417,87 @@ func TestScenarioHung(t *testing.T) {
 	}
 	if _, err := New(Options{Server: ServerTriton, Scenario: "hung"}); err == nil {
 		t.Error("hung on triton: no error (the scenario is for vLLM, TGI and SGLang)")
+	}
+}
+
+// queue-full refuses requests at admission (a capped queue answers 503):
+// vllm:admission_rejections_total grows to about 15% of the requests.
+func TestScenarioQueueFull(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "queue-full", 5*time.Minute)
+	a, b := 2*time.Minute, 5*time.Minute
+	rej := tl.rate(a, b, "vllm:admission_rejections_total", nil)
+	done := tl.rate(a, b, "vllm:request_success_total", nil)
+	if r := rej / (rej + done); r < 0.1 || r > 0.2 {
+		t.Errorf("queue-full: %.3f of requests rejected at admission, want about 0.15", r)
+	}
+	if w := tl.gauge(b, "vllm:num_requests_waiting", nil); w < 30 {
+		t.Errorf("queue-full: %v waiting, want the capped queue of about 40", w)
+	}
+	steady := runScenario(t, ServerVLLM, "steady", 5*time.Minute)
+	rej, done = steady.rate(a, b, "vllm:admission_rejections_total", nil), steady.rate(a, b, "vllm:request_success_total", nil)
+	if r := rej / (rej + done); r > 0.01 {
+		t.Errorf("steady: %.4f of requests rejected at admission, want about 0.002", r)
+	}
+}
+
+// requests-deferred moves waiting requests from capacity to deferred; the
+// two reasons add up to vllm:num_requests_waiting.
+func TestScenarioRequestsDeferred(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "requests-deferred", 4*time.Minute)
+	at := 4 * time.Minute
+	def := tl.gauge(at, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "deferred"})
+	capy := tl.gauge(at, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "capacity"})
+	if def < 20 || def <= tl.gauge(at, "vllm:num_requests_running", nil) {
+		t.Errorf("requests-deferred: %v deferred, want about 30, more than the 8 running", def)
+	}
+	if w := tl.gauge(at, "vllm:num_requests_waiting", nil); def+capy != w {
+		t.Errorf("requests-deferred: deferred %v + capacity %v != waiting %v", def, capy, w)
+	}
+	if kv := tl.gauge(at, "vllm:kv_cache_usage_perc", nil); kv > 0.5 {
+		t.Errorf("requests-deferred: KV %v, want about 0.3 (not a capacity problem)", kv)
+	}
+	if d := tl.gauge(15*sec, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "deferred"}); d != 0 {
+		t.Errorf("requests-deferred: %v deferred before onset, want 0", d)
+	}
+}
+
+// With a KV connector the external prefix cache hits about 30% of the
+// tokens the local cache missed; external-cache-miss takes that to 0.
+func TestScenarioExternalCacheMiss(t *testing.T) {
+	hit := func(tl *timeline, a, b time.Duration) float64 {
+		return tl.rate(a, b, "vllm:external_prefix_cache_hits_total", nil) / tl.rate(a, b, "vllm:external_prefix_cache_queries_total", nil)
+	}
+	tl := runScenario(t, ServerVLLM, "external-cache-miss", 5*time.Minute)
+	if r := hit(tl, 0, 30*sec); r < 0.2 || r > 0.4 {
+		t.Errorf("external-cache-miss: hit rate %.3f before onset, want about 0.3", r)
+	}
+	if r := hit(tl, 2*time.Minute, 5*time.Minute); r > 0.01 {
+		t.Errorf("external-cache-miss: hit rate %.3f after onset, want 0", r)
+	}
+	if q := tl.rate(2*time.Minute, 5*time.Minute, "vllm:external_prefix_cache_queries_total", nil); q < 500 {
+		t.Errorf("external-cache-miss: %.0f tokens/s queried, want the prompts' misses (about 1400/s)", q)
+	}
+	if _, err := New(Options{Server: ServerVLLM, Scenario: "external-cache-miss"}); err == nil {
+		t.Error("external-cache-miss without KVConnector: no error")
+	}
+}
+
+// nan-logits counts requests with NaN logits, only where the server was
+// started with the NaN check (the counter does not exist otherwise).
+func TestScenarioNaNLogits(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "nan-logits", 5*time.Minute)
+	if r := tl.rate(0, 30*sec, "vllm:corrupted_requests_total", nil); r != 0 {
+		t.Errorf("nan-logits: %.3f corrupted requests/s before onset, want 0", r)
+	}
+	c, done := tl.rate(time.Minute, 5*time.Minute, "vllm:corrupted_requests_total", nil), tl.rate(time.Minute, 5*time.Minute, "vllm:request_success_total", nil)
+	if r := c / done; r < 0.005 || r > 0.05 {
+		t.Errorf("nan-logits: %.4f of requests corrupted, want about 0.02", r)
+	}
+	plain, _ := newTestSim(t, Options{Server: ServerVLLM})
+	if v := value(scrape(t, plain), "vllm:corrupted_requests_total", nil); !math.IsNaN(v) {
+		t.Errorf("without NaNCheck vllm:corrupted_requests_total is served (%v)", v)
+	}
+	if _, err := New(Options{Server: ServerVLLM, Scenario: "nan-logits"}); err == nil {
+		t.Error("nan-logits without NaNCheck: no error")
 	}
 }

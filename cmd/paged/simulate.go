@@ -18,9 +18,10 @@ import (
 type simulateCmd struct {
 	Listen      string  `default:"127.0.0.1:8000" help:"Address to serve /metrics and /scenario on."`
 	Server      string  `default:"vllm" enum:"vllm,vllm-v0,tgi,sglang,triton,dcgm,inference-gateway" help:"Server to imitate: ${enum} (dcgm: dcgm-exporter on a node of four GPUs)."`
-	Scenario    string  `default:"steady" help:"Starting scenario: steady, ramp, kv-saturation, preemption-storm, swap (vllm-v0), ttft-spike, error-burst, fragmentation, overprovisioned, idle, asleep (vllm), hung (vllm, tgi, sglang), spec-decode-collapse (with --spec-decode), kv-transfer-failures (with --kv-connector), pd-decode-bound and pd-prefill-bound (sglang with --kv-connector), grammar-backlog (sglang), no-ready-pods (inference-gateway), pd-stopped (inference-gateway with --kv-connector), down; dcgm: steady, ramp, idle, gpu-overheating, thermal-throttling (with --dcgm-opt-in), memory-pressure, xid-error, xid-hardware, row-remap-failure, pcie-replays, ecc-double-bit (with --dcgm-opt-in), down. Change it at runtime with POST /scenario."`
+	Scenario    string  `default:"steady" help:"Starting scenario: steady, ramp, kv-saturation, preemption-storm, swap (vllm-v0), ttft-spike, error-burst, fragmentation, overprovisioned, idle, asleep (vllm), hung (vllm, tgi, sglang), queue-full, requests-deferred (vllm), external-cache-miss (vllm with --kv-connector), nan-logits (vllm with --nan-check), spec-decode-collapse (with --spec-decode), kv-transfer-failures (with --kv-connector), pd-decode-bound and pd-prefill-bound (sglang with --kv-connector), grammar-backlog (sglang), no-ready-pods (inference-gateway), pd-stopped (inference-gateway with --kv-connector), down; dcgm: steady, ramp, idle, gpu-overheating, thermal-throttling (with --dcgm-opt-in), memory-pressure, xid-error, xid-hardware, row-remap-failure, pcie-replays, ecc-double-bit (with --dcgm-opt-in), down. Change it at runtime with POST /scenario."`
 	SpecDecode  bool    `name:"spec-decode" help:"Serve the speculative-decoding metrics, as a server started with a speculative config."`
 	KVConnector bool    `name:"kv-connector" help:"Act as a P/D decode worker with a KV connector (vLLM: the NIXL counters; SGLang: transfer failures and the decode queues); on inference-gateway, llm-d's scheduler with P/D disaggregation (its decision counters)."`
+	NaNCheck    bool    `name:"nan-check" help:"vLLM: serve vllm:corrupted_requests_total, as a server started with VLLM_COMPUTE_NANS_IN_LOGITS=1."`
 	DCGMOptIn   bool    `name:"dcgm-opt-in" help:"dcgm: also serve the counters dcgm-exporter's default-counters.csv comments out that the dcgm pack uses (thermal and power violation in ns, ECC counts)."`
 	Version     string  `name:"server-version" help:"Release to imitate (vllm: 0.9 ... 0.14, vllm-v0: 0.4 ... 0.10, inference-gateway: 0.3 ... 1.5): only the metrics it exposes by default. Empty: the newest names."`
 	Seed        uint64  `default:"1" help:"Random seed; the same seed gives the same metrics."`
@@ -63,6 +64,7 @@ func (c *simulateCmd) Run(e *env) error {
 			SpecDecode:  c.SpecDecode,
 			KVConnector: c.KVConnector,
 			DCGMOptIn:   c.DCGMOptIn,
+			NaNCheck:    c.NaNCheck,
 			Logger:      logger.With("instance", i),
 		})
 		if err != nil {

@@ -80,7 +80,7 @@ func TestQuietServerNeverPages(t *testing.T) {
 
 // Each scenario of the simulator written for a new alert fires it when the
 // vllm and vllm-features packs are backtested over it, and the steady
-// lead-in does not.
+// lead-in does not; steady load with every feature on fires none of them.
 func TestScenariosFireNewAlerts(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
 	features := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm-features", "vllm-features.rules.yaml")
@@ -95,10 +95,15 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 		{"kv-transfer-failures", []string{"VLLMKVTransferFailures"}, nil},
 		{"error-burst", []string{"VLLMErrorBudgetBurnFast", "VLLMHighErrorRate"}, nil},
 		{"ttft-spike", []string{"VLLMTTFTBudgetBurnFast", "VLLMTimeToFirstTokenHigh"}, nil},
+		{"queue-full", []string{"VLLMAdmissionRejections"}, []string{"VLLMRequestsDeferred"}},
+		{"requests-deferred", []string{"VLLMRequestsDeferred"}, []string{"VLLMAdmissionRejections", "VLLMThroughputCollapse"}},
+		{"external-cache-miss", []string{"VLLMExternalPrefixCacheNoHits"}, []string{"VLLMPrefixCacheHitRateLow"}},
+		{"nan-logits", []string{"VLLMRequestsCorrupted"}, nil},
+		{"steady", nil, []string{"VLLMAdmissionRejections", "VLLMRequestsDeferred", "VLLMExternalPrefixCacheNoHits", "VLLMRequestsCorrupted", "VLLMEngineHung"}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 90 * time.Minute
-			rep := backtestScenario(t, simulator.Options{SpecDecode: true, KVConnector: true}, c.scenario, span, pack, features)
+			rep := backtestScenario(t, simulator.Options{SpecDecode: true, KVConnector: true, NaNCheck: true}, c.scenario, span, pack, features)
 			fired := map[string]time.Time{}
 			for _, r := range rep.Rules {
 				if len(r.Firing) > 0 {
