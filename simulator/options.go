@@ -72,6 +72,11 @@ type Options struct {
 	// transfer failures; the inference gateway becomes llm-d's scheduler
 	// with P/D disaggregation and counts its decisions (GAIE 1.2+).
 	KVConnector bool
+	// PrefillWorker makes an SGLang server with KVConnector the prefill
+	// worker of the P/D pair instead of the decode worker: it observes the
+	// KV bootstrap handshake (sglang:kv_transfer_bootstrap_ms) and counts
+	// optimistic prefill retries, and its decode queues stay 0.
+	PrefillWorker bool
 	// NaNCheck serves, on vllm, vllm:corrupted_requests_total, as a server
 	// started with VLLM_COMPUTE_NANS_IN_LOGITS=1 (the only way vLLM counts
 	// requests with NaN logits, PR #27306).
@@ -95,6 +100,8 @@ func (o *Options) has(f feature) bool {
 		return o.DCGMOptIn
 	case featureNaNCheck:
 		return o.NaNCheck
+	case featurePrefillWorker:
+		return o.KVConnector && o.PrefillWorker
 	}
 	return true
 }

@@ -33,6 +33,9 @@ type conditions struct {
 	deferred     float64 // vLLM: waiting requests held back by the scheduler (LoRA budget, async KV load), not by capacity
 	extHit       float64 // vLLM with Options.KVConnector: share of the tokens queried from the connector's cache it finds
 	nanFrac      float64 // vLLM with Options.NaNCheck: share of finished requests with NaN logits
+	bootstrapMs  float64 // SGLang P/D prefill worker: median KV bootstrap handshake, ms
+	retryFrac    float64 // SGLang P/D prefill worker: share of requests whose optimistic prefill is retried
+	schedStuck   bool    // SGLang: the scheduler idles while its queue holds requests
 	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
 	pdPrealloc   float64 // SGLang P/D decode worker: requests waiting for KV memory to be reserved (with Options.KVConnector)
 	pdTransfer   float64 // SGLang P/D decode worker: requests waiting for their KV from prefill; 0 means rate × TTFT
@@ -59,25 +62,29 @@ const (
 	featureKVConnector feature = "kv-connector" // Options.KVConnector
 	featureDCGMOptIn   feature = "dcgm-opt-in"  // Options.DCGMOptIn
 	featureNaNCheck    feature = "nan-check"    // Options.NaNCheck
+	// featurePrefillWorker is Options.KVConnector with Options.PrefillWorker.
+	featurePrefillWorker feature = "kv-connector and prefill-worker"
 )
 
 // baseline is a healthy server under moderate load. The numbers hang
 // together: running ≈ rate × e2e latency (Little's law).
 func baseline() conditions {
 	return conditions{
-		rate:       4,
-		running:    22,
-		kv:         0.35,
-		ttft:       0.18,
-		itl:        0.025,
-		abortFrac:  0.01,
-		errorFrac:  0.001,
-		http5xx:    0.002,
-		prefixHit:  0.4,
-		extHit:     0.3,
-		promptMean: 600,
-		genMean:    220,
-		specAccept: 0.7,
+		rate:        4,
+		running:     22,
+		kv:          0.35,
+		ttft:        0.18,
+		itl:         0.025,
+		abortFrac:   0.01,
+		errorFrac:   0.001,
+		http5xx:     0.002,
+		prefixHit:   0.4,
+		extHit:      0.3,
+		bootstrapMs: 20,
+		retryFrac:   0.002,
+		promptMean:  600,
+		genMean:     220,
+		specAccept:  0.7,
 	}
 }
 
@@ -304,6 +311,29 @@ func scenarios() []scenario {
 				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 4)
 				return c
 			}, featureKVConnector},
+		{Scenario{"prefill-retries", "SGLang P/D prefill worker (--kv-connector --prefill-worker): optimistic prefills are thrown away and retried for 10% of requests by 2 min (sglang:num_prefill_retries_total), as decode workers are slow to bootstrap."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.retryFrac = lerp(t, onsetStart, onsetEnd, c.retryFrac, 0.1)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 0.6)
+				return c
+			}, featurePrefillWorker},
+		{Scenario{"kv-bootstrap-slow", "SGLang P/D prefill worker (--kv-connector --prefill-worker): the KV bootstrap handshake with the decode worker slows from about 20 ms to a 1.5 s median by 2 min (sglang:kv_transfer_bootstrap_ms)."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.bootstrapMs = lerp(t, onsetStart, onsetEnd, c.bootstrapMs, 1500)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 1.8)
+				return c
+			}, featurePrefillWorker},
+		{Scenario{"scheduler-stuck", "SGLang: from 30 s the scheduler idles (sglang:scheduler_idle_seconds_total grows 1 s/s) while 12 requests sit in its queue; nothing runs or finishes."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.schedStuck = true
+					c.running, c.waiting, c.kv, c.finishRate = 0, 12, 0.05, 1e-9
+				}
+				return c
+			}, ""},
 		{Scenario{"grammar-backlog", "SGLang only: structured-output requests pile up waiting for grammar compilation (40 in the grammar queue by 2 min)."}, []Server{ServerSGLang},
 			func(t float64) conditions {
 				c := baseline()

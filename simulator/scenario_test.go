@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true, PrefillWorker: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
@@ -499,5 +499,70 @@ func TestScenarioNaNLogits(t *testing.T) {
 	}
 	if _, err := New(Options{Server: ServerVLLM, Scenario: "nan-logits"}); err == nil {
 		t.Error("nan-logits without NaNCheck: no error")
+	}
+}
+
+// runScenarioWith is runScenario with the simulator options given (the
+// scenario and seed are set here).
+func runScenarioWith(t *testing.T, opts Options, scenario string, total time.Duration) *timeline {
+	t.Helper()
+	opts.Scenario, opts.Seed = scenario, 11
+	s, clk := newTestSim(t, opts)
+	tl := &timeline{t: t, every: 15 * time.Second}
+	for at := time.Duration(0); at <= total; at += tl.every {
+		tl.snaps = append(tl.snaps, scrape(t, s))
+		clk.advance(tl.every)
+	}
+	return tl
+}
+
+// An SGLang P/D prefill worker observes the bootstrap handshake and counts
+// optimistic prefill retries; the two scenarios move one each. A decode
+// worker observes neither.
+func TestScenarioSGLangPrefillWorker(t *testing.T) {
+	prefill := Options{Server: ServerSGLang, KVConnector: true, PrefillWorker: true}
+	a, b := 2*time.Minute, 5*time.Minute
+	steady := runScenarioWith(t, prefill, "steady", b)
+	if p99 := steady.quantile(0.99, a, b, "sglang:kv_transfer_bootstrap_ms"); p99 > 250 {
+		t.Errorf("steady prefill worker: bootstrap p99 %.0f ms, want well under a second (median 20 ms)", p99)
+	}
+	if q := steady.gauge(b, "sglang:num_decode_transfer_queue_reqs", nil); q != 0 {
+		t.Errorf("prefill worker: %v in the decode transfer queue, want 0", q)
+	}
+	slow := runScenarioWith(t, prefill, "kv-bootstrap-slow", b)
+	if p99 := slow.quantile(0.99, a, b, "sglang:kv_transfer_bootstrap_ms"); p99 <= 1000 {
+		t.Errorf("kv-bootstrap-slow: bootstrap p99 %.0f ms, want over 1000 (median 1.5 s)", p99)
+	}
+	retry := runScenarioWith(t, prefill, "prefill-retries", b)
+	if r := retry.rate(a, b, "sglang:num_prefill_retries_total", nil) / retry.rate(a, b, "sglang:num_requests_total", nil); r < 0.06 || r > 0.14 {
+		t.Errorf("prefill-retries: %.3f retries per request, want about 0.1", r)
+	}
+	decode := runScenario(t, ServerSGLang, "steady", b)
+	for _, name := range []string{"sglang:kv_transfer_bootstrap_ms", "sglang:num_prefill_retries_total"} {
+		if _, ok := decode.at(b)[name]; ok {
+			t.Errorf("decode worker: %s is served; only the prefill worker observes it", name)
+		}
+	}
+	if _, err := New(Options{Server: ServerSGLang, KVConnector: true, Scenario: "prefill-retries"}); err == nil {
+		t.Error("prefill-retries on a decode worker: no error")
+	}
+}
+
+// scheduler-stuck: the scheduler counts idle time while its queue gauge
+// holds requests and nothing finishes; steady load leaves it busy.
+func TestScenarioSchedulerStuck(t *testing.T) {
+	tl := runScenario(t, ServerSGLang, "scheduler-stuck", 5*time.Minute)
+	a, b := 2*time.Minute, 5*time.Minute
+	if r := tl.rate(a, b, "sglang:scheduler_idle_seconds_total", nil); r < 0.99 {
+		t.Errorf("scheduler-stuck: idle %.2f s/s, want 1", r)
+	}
+	if q := tl.gauge(b, "sglang:num_queue_reqs", nil); q < 10 {
+		t.Errorf("scheduler-stuck: %v queued, want about 12", q)
+	}
+	if r := tl.rate(a, b, "sglang:num_requests_total", nil); r != 0 {
+		t.Errorf("scheduler-stuck: %.2f requests/s finish, want 0", r)
+	}
+	if r := tl.rate(0, 30*sec, "sglang:scheduler_idle_seconds_total", nil); r != 0 {
+		t.Errorf("before the scenario: idle %.2f s/s under steady load, want 0", r)
 	}
 }

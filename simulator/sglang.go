@@ -27,7 +27,8 @@ type sglang struct {
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
 	httpRequests, httpResponses, realtimeTokens, schedulerIdle                                 *family
-	specOn, pd                                                                                 bool
+	bootstrapMs, prefillRetries                                                                *family
+	specOn, pd, prefill                                                                        bool
 	arrived                                                                                    int // requests counted by the HTTP middleware so far
 }
 
@@ -63,7 +64,7 @@ func newSGLang(opts Options, m *model) *sglang {
 	g.retractedOutput = l.counter("sglang:num_retracted_output_tokens_total", "Total number of retracted output tokens.", sl...)
 	set(l.counter("sglang:num_grammar_timeout_total", "Number of grammar timeouts.", sl...), 0)
 	g.paused = l.gauge("sglang:num_paused_reqs", "The number of paused requests by async weight sync.", sl...)
-	g.specOn, g.pd = opts.SpecDecode, opts.KVConnector
+	g.specOn, g.pd, g.prefill = opts.SpecDecode, opts.KVConnector, opts.KVConnector && opts.PrefillWorker
 	g.specAcceptLength = l.gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", sl...)
 	g.specAcceptRate = l.gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch).", sl...)
 	set(g.specAcceptLength, 0)
@@ -84,6 +85,13 @@ func newSGLang(opts Options, m *model) *sglang {
 	for _, f := range []*family{g.prefillBootstrap, g.prefillInflight, g.decodePrealloc, g.decodeTransfer} {
 		set(f, 0)
 	}
+	// Observed on a P/D prefill worker: the bootstrap handshake with the
+	// decode worker (SchedulerReqTimeStats: bootstrap done minus entry to
+	// the prefill bootstrap queue) and optimistic prefills thrown away and
+	// requeued (disaggregation/prefill.py). Labelled: no series before the
+	// first observation.
+	g.bootstrapMs = l.histogram("sglang:kv_transfer_bootstrap_ms", "Histogram of KV transfer bootstrap time in ms.", []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500}, sl...)
+	g.prefillRetries = l.counter("sglang:num_prefill_retries_total", "Total number of prefill retries.", sl...)
 	// The tokenizer's startup gauges by phase (emit_startup_time at
 	// sgl-project/sglang@1025622f; before, engine_startup_time and
 	// engine_load_weights_time).
@@ -163,7 +171,11 @@ func (g *sglang) record(s *step) {
 	}
 	set(g.retracted, float64(s.preemptions))
 	set(g.grammarQueue, math.Round(s.cond.grammarQueue*(1+0.05*g.m.rng.NormFloat64())))
-	if g.pd {
+	if g.prefill {
+		// Requests wait for the handshake, then for their KV to be sent.
+		set(g.prefillBootstrap, math.Round(s.cond.rate*s.cond.bootstrapMs/1000*(1+0.05*g.m.rng.NormFloat64())))
+		set(g.prefillInflight, math.Round(s.cond.rate*0.05))
+	} else if g.pd {
 		// A request waits for its KV about as long as its prefill takes
 		// (Little's law), unless the scenario says otherwise.
 		transfer := s.cond.pdTransfer
@@ -193,8 +205,9 @@ func (g *sglang) record(s *step) {
 		g.httpRequests.with(s.now, ep, "POST").value++
 	}
 	// A hung scheduler is inside a step, not idle; otherwise it idles
-	// while it has nothing running or queued.
-	if !s.cond.hung && s.state.running == 0 && s.state.waiting == 0 {
+	// while it has nothing running or queued, or, stuck, whatever its
+	// queue holds.
+	if s.cond.schedStuck || !s.cond.hung && s.state.running == 0 && s.state.waiting == 0 {
 		add(g.schedulerIdle, s.dt)
 	}
 	for _, r := range s.finished {
@@ -212,6 +225,12 @@ func (g *sglang) record(s *step) {
 			continue
 		}
 		add(g.requests, 1)
+		if g.prefill {
+			g.bootstrapMs.observe(g.bootstrapMs.with(at, g.sched...), g.m.lognormal(s.cond.bootstrapMs, 0.5), 1)
+			if g.m.rng.Float64() < s.cond.retryFrac {
+				g.prefillRetries.with(at, g.sched...).value++
+			}
+		}
 		for _, m := range []struct {
 			mode string
 			n    float64

@@ -305,3 +305,45 @@ func TestHungEngineFires(t *testing.T) {
 		}
 	}
 }
+
+// SGLang's P/D prefill-worker scenarios (--kv-connector --prefill-worker)
+// and scheduler-stuck each fire their alert, after the scenario began, and
+// none of the three fires on steady load, on a prefill or a unified server.
+func TestSGLangNewAlertsFire(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
+	prefill := simulator.Options{Server: simulator.ServerSGLang, KVConnector: true, PrefillWorker: true}
+	unified := simulator.Options{Server: simulator.ServerSGLang}
+	all := []string{"SGLangPrefillRetries", "SGLangKVBootstrapSlow", "SGLangSchedulerStuck"}
+	for _, c := range []struct {
+		name, scenario string
+		opts           simulator.Options
+		want           string
+	}{
+		{"prefill/steady", "steady", prefill, ""},
+		{"prefill/prefill-retries", "prefill-retries", prefill, "SGLangPrefillRetries"},
+		{"prefill/kv-bootstrap-slow", "kv-bootstrap-slow", prefill, "SGLangKVBootstrapSlow"},
+		{"unified/steady", "steady", unified, ""},
+		{"unified/scheduler-stuck", "scheduler-stuck", unified, "SGLangSchedulerStuck"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := backtestScenario(t, c.opts, c.scenario, 50*time.Minute, pack)
+			fired := map[string]time.Time{}
+			for _, r := range rep.Rules {
+				if len(r.Firing) > 0 {
+					fired[r.Name] = r.Firing[0].Start
+				}
+			}
+			for _, a := range all {
+				at, ok := fired[a]
+				switch {
+				case a == c.want && !ok:
+					t.Errorf("%s did not fire on %s; fired: %v", a, c.scenario, fired)
+				case a == c.want && at.Before(scenarioStart.Add(scenarioOnset)):
+					t.Errorf("%s fired at %s, before the scenario", a, at.Sub(scenarioStart))
+				case a != c.want && ok:
+					t.Errorf("%s fired at %s on %s", a, at.Sub(scenarioStart), c.name)
+				}
+			}
+		})
+	}
+}

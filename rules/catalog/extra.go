@@ -89,6 +89,10 @@ var appearsOn = map[string]string{
 	"sglang:http_requests_total":   "the first HTTP request",
 	"sglang:http_responses_total":  "the first HTTP response",
 	"sglang:realtime_tokens_total": "the first token processed",
+	// P/D prefill worker: labelled, so nothing before the first
+	// optimistic prefill retry or the first bootstrap handshake.
+	"sglang:num_prefill_retries_total": "the first prefill retry",
+	"sglang:kv_transfer_bootstrap_ms":  "the first P/D bootstrap",
 	// client_golang CounterVec: a labelled series exists once incremented.
 	// The EPP counts an error with its error_code when it happens.
 	"inference_objective_request_error_total":         "the first failed request",
