@@ -72,6 +72,10 @@ type Options struct {
 	// transfer failures; the inference gateway becomes llm-d's scheduler
 	// with P/D disaggregation and counts its decisions (GAIE 1.2+).
 	KVConnector bool
+	// FlowControl turns on the inference gateway's flow control (GAIE
+	// 1.5+): the endpoint picker exports its pool saturation
+	// (inference_extension_flow_control_pool_saturation).
+	FlowControl bool
 	// PrefillWorker makes an SGLang server with KVConnector the prefill
 	// worker of the P/D pair instead of the decode worker: it observes the
 	// KV bootstrap handshake (sglang:kv_transfer_bootstrap_ms) and counts
@@ -100,6 +104,8 @@ func (o *Options) has(f feature) bool {
 		return o.DCGMOptIn
 	case featureNaNCheck:
 		return o.NaNCheck
+	case featureFlowControl:
+		return o.FlowControl
 	case featurePrefillWorker:
 		return o.KVConnector && o.PrefillWorker
 	}

@@ -52,6 +52,7 @@ type conditions struct {
 	dbeRate      float64 // double-bit ECC errors per second (with Options.DCGMOptIn)
 	noPods       bool    // inference gateway: no pod of the pool has fresh metrics
 	noPrefill    bool    // inference gateway with P/D: the prefill pool is gone, every request decode-only
+	stalePod     bool    // inference gateway (llm-d): the picker cannot read one pod's metrics endpoint
 }
 
 // feature is an optional server feature a scenario needs to show.
@@ -62,6 +63,7 @@ const (
 	featureKVConnector feature = "kv-connector" // Options.KVConnector
 	featureDCGMOptIn   feature = "dcgm-opt-in"  // Options.DCGMOptIn
 	featureNaNCheck    feature = "nan-check"    // Options.NaNCheck
+	featureFlowControl feature = "flow-control" // Options.FlowControl
 	// featurePrefillWorker is Options.KVConnector with Options.PrefillWorker.
 	featurePrefillWorker feature = "kv-connector and prefill-worker"
 )
@@ -409,6 +411,12 @@ func scenarios() []scenario {
 			func(t float64) conditions {
 				c := baseline()
 				c.noPrefill = t > onsetStart
+				return c
+			}, featureKVConnector},
+		{Scenario{"stale-pod-metrics", "Inference gateway with --kv-connector (llm-d's scheduler): from 30 s the picker cannot read one pod's /metrics; every poll of it fails (20 a second at the 50 ms refresh) and the pool has one pod with fresh metrics."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.stalePod = t > onsetStart
 				return c
 			}, featureKVConnector},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, all,

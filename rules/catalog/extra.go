@@ -99,6 +99,9 @@ var appearsOn = map[string]string{
 	"inference_model_request_error_total":             "the first failed request",
 	"llm_d_inference_scheduler_pd_decision_total":     "the first scheduling decision",
 	"llm_d_inference_scheduler_disagg_decision_total": "the first scheduling decision",
+	// llm-d's data layer counts poll and extract failures by plugin type.
+	"llm_d_inference_scheduler_datalayer_poll_errors_total":    "the first failed poll of a pod",
+	"llm_d_inference_scheduler_datalayer_extract_errors_total": "the first failed extraction",
 }
 
 func addExtra(c *Catalog) {
