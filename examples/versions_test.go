@@ -166,7 +166,7 @@ func TestDCGMDefaultCounters(t *testing.T) {
 		}
 	}
 	sort.Strings(cannot)
-	if want := []string{"GPUDoubleBitECCErrors", "GPUThermalThrottling"}; !slices.Equal(cannot, want) {
+	if want := []string{"GPUDoubleBitECCErrors", "GPUHealthCheckFailed", "GPUNVLinkErrors", "GPUThermalThrottling", "GPUXIDErrorsRepeating"}; !slices.Equal(cannot, want) {
 		t.Errorf("on default counters, alerts that cannot fire: %v, want %v", cannot, want)
 	}
 }

@@ -88,8 +88,10 @@ type Options struct {
 	// DCGMOptIn serves, on dcgm, the counters that dcgm-exporter's
 	// default-counters.csv comments out and the dcgm pack alerts on:
 	// DCGM_FI_DEV_THERMAL_VIOLATION and DCGM_FI_DEV_POWER_VIOLATION (ns)
-	// and the ECC counts (DCGM_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL), as a
-	// counters file (-f) that uncomments them would.
+	// the ECC counts (DCGM_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL), the
+	// exporter's DCGM_EXP_XID_ERRORS_COUNT and DCGM_EXP_GPU_HEALTH_STATUS,
+	// and the NVLink error counters, as a counters file (-f) that
+	// uncomments them would.
 	DCGMOptIn bool
 }
 

@@ -50,6 +50,8 @@ type conditions struct {
 	remapFailure bool    // the GPU has run out of spare rows
 	pcieReplays  float64 // PCIe replays per second
 	dbeRate      float64 // double-bit ECC errors per second (with Options.DCGMOptIn)
+	xidRate      float64 // XID events per second of code xid after the first (with Options.DCGMOptIn: DCGM_EXP_XID_ERRORS_COUNT)
+	nvlinkReplay float64 // NVLink replay errors per second; recoveries and CRC errors follow (with Options.DCGMOptIn)
 	noPods       bool    // inference gateway: no pod of the pool has fresh metrics
 	noPrefill    bool    // inference gateway with P/D: the prefill pool is gone, every request decode-only
 	stalePod     bool    // inference gateway (llm-d): the picker cannot read one pod's metrics endpoint
@@ -398,6 +400,23 @@ func scenarios() []scenario {
 				if t > onsetStart {
 					c.dbeRate = 1.0 / 120
 					c.xid = 48
+				}
+				return c
+			}, featureDCGMOptIn},
+		{Scenario{"nvlink-errors", "dcgm: from 30 s GPU 2's NVLink link replays 12 times a minute, recovers every 2 minutes and counts a few CRC errors a second; DCGM's NVLink health watch fails it. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.nvlinkReplay = 0.2
+				}
+				return c
+			}, featureDCGMOptIn},
+		{Scenario{"xid-storm", "dcgm: from 30 s GPU 2 reports XID 13 (Graphics Engine Exception) every 20 s: an application crash-looping on it. The last-XID gauge stays 13; DCGM_EXP_XID_ERRORS_COUNT counts 15 in its 5-minute window. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.xid = 13
+					c.xidRate = 1.0 / 20
 				}
 				return c
 			}, featureDCGMOptIn},

@@ -146,7 +146,9 @@ func TestDCGMScenariosFireThePack(t *testing.T) {
 		{"xid-hardware", []string{"GPUXIDHardwareError"}},
 		{"row-remap-failure", []string{"GPURowRemapFailure", "GPUUncorrectableRemappedRows"}},
 		{"pcie-replays", []string{"GPUPCIeReplays"}},
-		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUXIDHardwareError"}},
+		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUHealthCheckFailed", "GPUXIDHardwareError"}},
+		{"nvlink-errors", []string{"GPUHealthCheckFailed", "GPUNVLinkErrors"}},
+		{"xid-storm", []string{"GPUXIDError", "GPUXIDErrorsRepeating"}},
 		{"idle", []string{"GPUIdleWithModelLoaded"}},
 		{"down", []string{"DCGMExporterDown"}},
 	} {
