@@ -166,7 +166,7 @@ func TestDCGMDefaultCounters(t *testing.T) {
 		}
 	}
 	sort.Strings(cannot)
-	if want := []string{"GPUDoubleBitECCErrors", "GPUThermalThrottling"}; !slices.Equal(cannot, want) {
+	if want := []string{"GPUDoubleBitECCErrors", "GPUHealthCheckFailed", "GPUNVLinkErrors", "GPUThermalThrottling", "GPUXIDErrorsRepeating"}; !slices.Equal(cannot, want) {
 		t.Errorf("on default counters, alerts that cannot fire: %v, want %v", cannot, want)
 	}
 }
@@ -210,7 +210,7 @@ func alertExprs(t *testing.T, p *packs.Pack) []alertExpr {
 func simulatedNames(t *testing.T, srv simulator.Server, release string) map[string]bool {
 	t.Helper()
 	// Optional features on: their alerts can fire wherever the release has the metrics.
-	return simulatedNamesWith(t, simulator.Options{Server: srv, Version: release, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+	return simulatedNamesWith(t, simulator.Options{Server: srv, Version: release, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true, PrefillWorker: true, FlowControl: true})
 }
 
 func simulatedNamesWith(t *testing.T, opts simulator.Options) map[string]bool {

@@ -584,8 +584,12 @@ func zeroWhenNone(expr string) (string, error) {
 
 // modelSeries reports whether a metric is the server's own, which carries
 // the model label (up and the HTTP middleware's http_requests_total do
-// not: a model matcher would hide them once a model is chosen).
+// not, nor SGLang's sglang:http_* of its --enable-metrics middleware: a
+// model matcher would hide them once a model is chosen).
 func modelSeries(name string) bool {
+	if strings.HasPrefix(name, "sglang:http_") {
+		return false
+	}
 	for _, p := range []string{"vllm:", "sglang:", "nv_inference_"} {
 		if strings.HasPrefix(name, p) {
 			return true

@@ -48,7 +48,7 @@ if [ ! -d "$PAGED_SHARED" ]; then
 fi
 
 if [ $# -gt 0 ]; then
-	exec go test -count=1 "$@" ./...
+	exec go test -count=1 -timeout 25m "$@" ./...
 fi
 
 # The reliability suite's short form, paged and the peers in the same run
@@ -59,7 +59,7 @@ scripts/reliability.sh --peers >"$rel_log" 2>&1 &
 rel_pid=$!
 trap 'kill "$rel_pid" 2>/dev/null || true; rm -f "$rel_log"' EXIT
 status=0
-go test -count=1 ./... || status=1
+go test -count=1 -timeout 25m ./... || status=1
 # The paged-full build (-tags paged_all_discovery, every discovery
 # mechanism Prometheus has, Kubernetes's included; the container image's):
 # it registers exactly the mechanisms paged knows of, accepts the scrape

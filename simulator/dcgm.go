@@ -15,7 +15,8 @@ import (
 // the DCGM_FI_DRIVER_VERSION label field, and err_code/err_msg on
 // DCGM_FI_DEV_XID_ERRORS. Options.DCGMOptIn adds the counters the default
 // file comments out and the dcgm pack alerts on (the clock-throttle
-// violations in nanoseconds and the ECC counts), as a counters file that
+// violations in nanoseconds, the ECC counts, the exporter's XID count and
+// health status, the NVLink error counters), as a counters file that
 // uncomments them would.
 type dcgm struct {
 	m     *model
@@ -30,13 +31,32 @@ type dcgm struct {
 	dbeAcc      []float64
 	rowsAcc     []float64
 	throttleAcc []float64 // fractional nanoseconds, to keep the counter whole
+	xidAcc      []float64 // fractional XID events of a storm
+	nvAcc       [][4]float64
+	xidEvents   [][]xidEvent // per GPU, the XIDs of the exporter's count window
 
 	smClock, memClock, memTemp, gpuTemp, power, energy, pcieReplay *family
 	util, memCopy, enc, dec, xidErrors, fbFree, fbUsed, fbReserved *family
 	nvlink, vgpu, uncorrRows, corrRows, remapFailure               *family
 	grActive, tensorActive, dramActive, pcieTX, pcieRX             *family
 	powerViol, thermalViol, sbeVol, dbeVol, sbeAgg, dbeAgg         *family
+	xidCount, health                                               *family
+	nvErrors                                                       [4]*family // CRC flit, CRC data, replay, recovery
 }
+
+// xidEvent is one XID a GPU reported.
+type xidEvent struct {
+	at   time.Time
+	code int
+}
+
+// dcgmXIDWindow is dcgm-exporter's default --xid-count-window-size (5
+// minutes, in ms); DCGM_EXP_XID_ERRORS_COUNT counts the XIDs within it.
+const dcgmXIDWindow = 300000
+
+// dcgmHealthWatches are the health watches the exporter reports for every
+// GPU (gpuHealthChecks in gpu_health_collector.go, ALL from 4.5.3-4.8.2).
+var dcgmHealthWatches = []string{"PCIE", "NVLINK", "PMU", "MCU", "MEM", "SM", "INFOROM", "THERMAL", "POWER", "DRIVER", "ALL"}
 
 // The simulated node: four H100 SXM GPUs, each with 80 GB of HBM3.
 const (
@@ -70,6 +90,9 @@ func newDCGM(opts Options, m *model) *dcgm {
 	d.dbeAcc = make([]float64, dcgmGPUs)
 	d.rowsAcc = make([]float64, dcgmGPUs)
 	d.throttleAcc = make([]float64, dcgmGPUs)
+	d.xidAcc = make([]float64, dcgmGPUs)
+	d.nvAcc = make([][4]float64, dcgmGPUs)
+	d.xidEvents = make([][]xidEvent, dcgmGPUs)
 	l := &d.list
 	xidLabels := append(append([]string(nil), dcgmLabels...), "err_code", "err_msg")
 	// In etc/default-counters.csv order.
@@ -88,6 +111,11 @@ func newDCGM(opts Options, m *model) *dcgm {
 	if d.optIn {
 		d.powerViol = l.counter("DCGM_FI_DEV_POWER_VIOLATION", "Throttling duration due to power constraints (in ns).", dcgmLabels...)
 		d.thermalViol = l.counter("DCGM_FI_DEV_THERMAL_VIOLATION", "Throttling duration due to thermal constraints (in ns).", dcgmLabels...)
+		// The exporter's own fields, declared counter in the counters file
+		// though neither counts up; attributes after the template's labels,
+		// in key order.
+		d.xidCount = l.counter("DCGM_EXP_XID_ERRORS_COUNT", "reported XIDs during last window", append(append([]string(nil), dcgmLabels...), "window_size_in_ms", "xid")...)
+		d.health = l.counter("DCGM_EXP_GPU_HEALTH_STATUS", "DCGM reported health status", append(append([]string(nil), dcgmLabels...), "health_error_code", "health_watch")...)
 	}
 	d.fbFree = l.gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", dcgmLabels...)
 	d.fbUsed = l.gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", dcgmLabels...)
@@ -97,6 +125,16 @@ func newDCGM(opts Options, m *model) *dcgm {
 		d.dbeVol = l.counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.", dcgmLabels...)
 		d.sbeAgg = l.counter("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "Total number of single-bit persistent ECC errors.", dcgmLabels...)
 		d.dbeAgg = l.counter("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "Total number of double-bit persistent ECC errors.", dcgmLabels...)
+	}
+	if d.optIn {
+		for i, f := range []struct{ name, help string }{
+			{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "Total number of NVLink flow-control CRC errors."},
+			{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors."},
+			{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries."},
+			{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors."},
+		} {
+			d.nvErrors[i] = l.counter(f.name, f.help, dcgmLabels...)
+		}
 	}
 	d.nvlink = l.counter("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "Total number of NVLink bandwidth counters for all lanes.", dcgmLabels...)
 	d.vgpu = l.gauge("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "vGPU License status", dcgmLabels...)
@@ -113,7 +151,7 @@ func newDCGM(opts Options, m *model) *dcgm {
 		f.fixed = true
 	}
 	for _, f := range d.list.list {
-		if f == d.xidErrors {
+		if f == d.xidErrors || f == d.xidCount || f == d.health {
 			continue
 		}
 		for _, g := range d.gpus {
@@ -195,6 +233,11 @@ func (d *dcgm) record(s *step) {
 			}
 			if c.xid != 0 && d.xid[i] != c.xid {
 				d.xid[i] = c.xid
+				d.xidEvents[i] = append(d.xidEvents[i], xidEvent{s.now, c.xid})
+			}
+			d.xidAcc[i] += c.xidRate * s.dt
+			for ; d.xidAcc[i] >= 1; d.xidAcc[i]-- {
+				d.xidEvents[i] = append(d.xidEvents[i], xidEvent{s.now, c.xid})
 			}
 		}
 		code := d.xid[i]
@@ -221,12 +264,81 @@ func (d *dcgm) record(s *step) {
 					d.dbeVol.with(at, g...).value += n
 					d.dbeAgg.with(at, g...).value += n
 					d.dbeAcc[i] -= n
+					// Each double-bit error is reported as XID 48.
+					for range int(n) {
+						d.xidEvents[i] = append(d.xidEvents[i], xidEvent{s.now, 48})
+					}
+				}
+				// Replays, with a recovery every 24 and CRC errors in
+				// proportion, as a degrading link shows them.
+				for k, per := range [4]float64{25, 10, 1, 1.0 / 24} {
+					d.nvAcc[i][k] += c.nvlinkReplay * per * s.dt
+					if n := math.Floor(d.nvAcc[i][k]); n > 0 {
+						d.nvErrors[k].with(at, g...).value += n
+						d.nvAcc[i][k] -= n
+					}
 				}
 			}
+			d.recordXIDCount(i, g, s.now)
+			d.recordHealth(i, g, c, hit)
 			d.powerViol.with(at, g...)
 			d.sbeVol.with(at, g...)
 			d.sbeAgg.with(at, g...)
 		}
+	}
+}
+
+// recordXIDCount writes GPU i's XIDs of the last window, one series per
+// code, or a single 0 without a code when there were none (expcollector.go).
+func (d *dcgm) recordXIDCount(i int, g []string, now time.Time) {
+	kept := d.xidEvents[i][:0]
+	counts := map[int]int{}
+	for _, e := range d.xidEvents[i] {
+		if now.Sub(e.at) < dcgmXIDWindow*time.Millisecond {
+			kept = append(kept, e)
+			counts[e.code]++
+		}
+	}
+	d.xidEvents[i] = kept
+	for k, sr := range d.xidCount.series {
+		if sr.values[0] == g[0] {
+			delete(d.xidCount.series, k)
+		}
+	}
+	win := strconv.Itoa(dcgmXIDWindow)
+	if len(counts) == 0 {
+		// Prometheus reads an empty label value as no label.
+		d.xidCount.with(d.start, append(append([]string(nil), g...), win, "")...).value = 0
+		return
+	}
+	for code, n := range counts {
+		d.xidCount.with(d.start, append(append([]string(nil), g...), win, strconv.Itoa(code))...).value = float64(n)
+	}
+}
+
+// recordHealth writes DCGM's health result per watch for GPU i: 0 pass,
+// 10 warn, 20 fail (dcgmHealthWatchResults_t), with the incident's code.
+// The faults of the scenarios fail the watch DCGM ties them to: a
+// double-bit ECC error the memory watch, NVLink replays or recoveries the
+// NVLink watch (any is critical); PCIe replays above 8 a minute warn.
+func (d *dcgm) recordHealth(i int, g []string, c conditions, hit bool) {
+	for k, sr := range d.health.series {
+		if sr.values[0] == g[0] {
+			delete(d.health.series, k)
+		}
+	}
+	for _, w := range dcgmHealthWatches {
+		v, code := 0.0, "DCGM_FR_OK"
+		switch {
+		case !hit:
+		case w == "MEM" && d.dbeVol.with(d.start, g...).value > 0:
+			v, code = 20, "DCGM_FR_VOLATILE_DBE_DETECTED"
+		case w == "NVLINK" && c.nvlinkReplay > 0:
+			v, code = 20, "DCGM_FR_NVLINK_ERROR_CRITICAL"
+		case w == "PCIE" && c.pcieReplays*60 > 8:
+			v, code = 10, "DCGM_FR_PCI_REPLAY_RATE"
+		}
+		d.health.with(d.start, append(append([]string(nil), g...), code, w)...).value = v
 	}
 }
 

@@ -17,6 +17,19 @@ func newFastapiHTTP(l *familyList) *fastapiHTTP {
 }
 
 func (h *fastapiHTTP) record(s *step) {
+	if s.cond.hung {
+		// A hung engine answers nothing; the clients give up after their
+		// timeout (60 s here). The instrumentator records a request when
+		// its response ends, with the status it started with: a stream
+		// has sent 200 already, and vLLM answers a non-streamed request
+		// whose client left with 200 (with_cancellation returns None).
+		// At a steady arrival rate as many give up per step as arrive.
+		for range s.arrivals {
+			h.requests.with(s.now, "POST", "2xx", "/v1/chat/completions").value++
+			h.highr.observe(h.highr.with(s.now), 60, 1)
+			h.duration.observe(h.duration.with(s.now, "POST", "/v1/chat/completions"), 60, 1)
+		}
+	}
 	for _, r := range s.finished {
 		h.requests.with(s.now, "POST", r.status, r.handler).value++
 		h.reqSize.observe(h.reqSize.with(s.now, r.handler), 4*r.prompt+180, 1)

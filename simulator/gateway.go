@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -31,6 +32,7 @@ type gateway struct {
 	poolKV, poolQueue, poolRunning, poolReady, perPodQueue          *family
 	schedE2E, schedAttempts, info                                   *family
 	pdDecision, disaggDecision                                      *family
+	flowSaturation, pollErrors, extractErrors                       *family
 }
 
 // gatewayPods is the size of the simulated InferencePool.
@@ -104,6 +106,19 @@ func newGateway(opts Options, m *model) *gateway {
 			g.disaggDecision = l.counter("llm_d_inference_scheduler_disagg_decision_total", "[ALPHA] Total number of disaggregation routing decisions made", "decision_type", "model_name")
 		}
 	}
+	if opts.FlowControl {
+		// The flow controller records the pool's saturation on every
+		// dispatch cycle (pkg/epp/flowcontrol/controller/internal/
+		// processor.go); v1.5.0 and later.
+		g.flowSaturation = l.gauge("inference_extension_flow_control_pool_saturation", "[ALPHA] Current saturation level of the inference pool (0.0 = empty, 1.0 = fully saturated).", "inference_pool")
+	}
+	if opts.KVConnector {
+		// llm-d's data layer polls every pod's endpoints and counts the
+		// failures by plugin type (pkg/epp/datalayer/collector.go,
+		// 6f468e24). Labelled: no series before the first error.
+		g.pollErrors = l.counter("llm_d_inference_scheduler_datalayer_poll_errors_total", "[ALPHA] Data-source poll errors per source type.", "source_type")
+		g.extractErrors = l.counter("llm_d_inference_scheduler_datalayer_extract_errors_total", "[ALPHA] Extract errors per source/extractor type.", "extractor_type", "source_type")
+	}
 	g.info.with(opts.Start, "v1.5.0", "df9f8909").value = 1
 	return g
 }
@@ -119,8 +134,17 @@ func (g *gateway) record(s *step) {
 	at := g.start
 	model := g.opts.Model
 	ready := float64(gatewayPods)
-	if s.cond.noPods {
+	switch {
+	case s.cond.noPods:
 		ready = 0
+	case s.cond.stalePod:
+		// The pod whose metrics cannot be read is not fresh.
+		ready--
+	}
+	if s.cond.stalePod && g.pollErrors != nil {
+		// Every 50 ms refresh of that pod fails (defaultRefreshInterval,
+		// pkg/epp/datalayer/runtime.go).
+		g.pollErrors.with(s.now, "metrics-data-source").value += s.dt / 0.05
 	}
 	g.poolReady.with(at, g.pool).value = ready
 	if ready > 0 {
@@ -128,6 +152,12 @@ func (g *gateway) record(s *step) {
 		g.poolKV.with(at, g.pool).value = s.state.kv
 		g.poolQueue.with(at, g.pool).value = s.state.waiting / ready
 		g.poolRunning.with(at, g.pool).value = s.state.running / ready
+		if g.flowSaturation != nil {
+			// The utilization detector's roofline per pod, averaged:
+			// max(queue / 5, KV / 0.8) with the default thresholds
+			// (saturationdetector/utilization/config.go).
+			g.flowSaturation.with(at, g.pool).value = math.Max(s.state.waiting/ready/5, s.state.kv/0.8)
+		}
 		for i, p := range g.pods {
 			q := s.state.waiting / ready
 			if i == 0 {

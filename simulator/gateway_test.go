@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +145,35 @@ func TestGatewayScenarios(t *testing.T) {
 	}
 	if v := pd.rate(2*time.Minute, 4*time.Minute, "llm_d_inference_scheduler_disagg_decision_total", nil); v < 2 {
 		t.Errorf("pd-stopped: %.2f decisions/s after onset, want traffic", v)
+	}
+}
+
+// With flow control on, the picker's pool saturation (the utilization
+// detector's max(queue/5, KV/0.8)) stays under 1 on steady load and goes
+// above it when the pool saturates. stale-pod-metrics fails every 50 ms
+// poll of one pod (llm-d's data layer) and leaves one fresh pod.
+func TestGatewayFlowControlAndDataLayer(t *testing.T) {
+	opts := Options{Server: ServerGateway, FlowControl: true, KVConnector: true}
+	steady := runScenarioWith(t, opts, "steady", 3*time.Minute)
+	if v := steady.gauge(3*time.Minute, "inference_extension_flow_control_pool_saturation", nil); v >= 0.8 {
+		t.Errorf("steady: pool saturation %.2f, want about 0.44", v)
+	}
+	kv := runScenarioWith(t, opts, "kv-saturation", 4*time.Minute)
+	if v := kv.gauge(3*time.Minute, "inference_extension_flow_control_pool_saturation", nil); v < 1 {
+		t.Errorf("kv-saturation: pool saturation %.2f, want at least 1", v)
+	}
+	stale := runScenarioWith(t, opts, "stale-pod-metrics", 3*time.Minute)
+	if r := stale.rate(time.Minute, 3*time.Minute, "llm_d_inference_scheduler_datalayer_poll_errors_total", map[string]string{"source_type": "metrics-data-source"}); r < 19 || r > 21 {
+		t.Errorf("stale-pod-metrics: %.1f poll errors/s, want 20 (one pod, 50 ms)", r)
+	}
+	if v := stale.gauge(3*time.Minute, "inference_pool_ready_pods", nil); v != 1 {
+		t.Errorf("stale-pod-metrics: %v pods with fresh metrics, want 1", v)
+	}
+	if _, ok := steady.at(3 * time.Minute)["llm_d_inference_scheduler_datalayer_poll_errors_total"]; ok {
+		t.Error("steady: the poll error counter has a series before any error")
+	}
+	plain, _ := newTestSim(t, Options{Server: ServerGateway})
+	if v := value(scrape(t, plain), "inference_extension_flow_control_pool_saturation", nil); !math.IsNaN(v) {
+		t.Errorf("without FlowControl the saturation gauge is served (%v)", v)
 	}
 }

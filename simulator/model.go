@@ -101,7 +101,7 @@ func (m *model) advance(now time.Time, dt float64, c conditions) step {
 	for range n {
 		s.finished = append(s.finished, m.request(c))
 	}
-	if c.itl > 0 && s.state.running > 0 {
+	if c.itl > 0 && s.state.running > 0 && !c.hung {
 		s.iterations = math.Round(dt / c.itl)
 	}
 	return s

@@ -72,11 +72,26 @@ type Options struct {
 	// transfer failures; the inference gateway becomes llm-d's scheduler
 	// with P/D disaggregation and counts its decisions (GAIE 1.2+).
 	KVConnector bool
+	// FlowControl turns on the inference gateway's flow control (GAIE
+	// 1.5+): the endpoint picker exports its pool saturation
+	// (inference_extension_flow_control_pool_saturation).
+	FlowControl bool
+	// PrefillWorker makes an SGLang server with KVConnector the prefill
+	// worker of the P/D pair instead of the decode worker: it observes the
+	// KV bootstrap handshake (sglang:kv_transfer_bootstrap_ms) and counts
+	// optimistic prefill retries, and its decode queues stay 0.
+	PrefillWorker bool
+	// NaNCheck serves, on vllm, vllm:corrupted_requests_total, as a server
+	// started with VLLM_COMPUTE_NANS_IN_LOGITS=1 (the only way vLLM counts
+	// requests with NaN logits, PR #27306).
+	NaNCheck bool
 	// DCGMOptIn serves, on dcgm, the counters that dcgm-exporter's
 	// default-counters.csv comments out and the dcgm pack alerts on:
 	// DCGM_FI_DEV_THERMAL_VIOLATION and DCGM_FI_DEV_POWER_VIOLATION (ns)
-	// and the ECC counts (DCGM_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL), as a
-	// counters file (-f) that uncomments them would.
+	// the ECC counts (DCGM_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL), the
+	// exporter's DCGM_EXP_XID_ERRORS_COUNT and DCGM_EXP_GPU_HEALTH_STATUS,
+	// and the NVLink error counters, as a counters file (-f) that
+	// uncomments them would.
 	DCGMOptIn bool
 }
 
@@ -89,6 +104,12 @@ func (o *Options) has(f feature) bool {
 		return o.KVConnector
 	case featureDCGMOptIn:
 		return o.DCGMOptIn
+	case featureNaNCheck:
+		return o.NaNCheck
+	case featureFlowControl:
+		return o.FlowControl
+	case featurePrefillWorker:
+		return o.KVConnector && o.PrefillWorker
 	}
 	return true
 }

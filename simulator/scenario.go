@@ -29,6 +29,13 @@ type conditions struct {
 	specAccept   float64 // speculative decoding: share of draft tokens accepted (with Options.SpecDecode)
 	xferFail     float64 // P/D: share of KV transfers that fail (with Options.KVConnector)
 	asleep       bool    // vLLM sleep mode (POST /sleep?level=1): the engine processes nothing
+	hung         bool    // the engine hangs but the server stays alive: requests arrive, none is scheduled or finished
+	deferred     float64 // vLLM: waiting requests held back by the scheduler (LoRA budget, async KV load), not by capacity
+	extHit       float64 // vLLM with Options.KVConnector: share of the tokens queried from the connector's cache it finds
+	nanFrac      float64 // vLLM with Options.NaNCheck: share of finished requests with NaN logits
+	bootstrapMs  float64 // SGLang P/D prefill worker: median KV bootstrap handshake, ms
+	retryFrac    float64 // SGLang P/D prefill worker: share of requests whose optimistic prefill is retried
+	schedStuck   bool    // SGLang: the scheduler idles while its queue holds requests
 	grammarQueue float64 // SGLang: structured-output requests waiting for their grammar to compile
 	pdPrealloc   float64 // SGLang P/D decode worker: requests waiting for KV memory to be reserved (with Options.KVConnector)
 	pdTransfer   float64 // SGLang P/D decode worker: requests waiting for their KV from prefill; 0 means rate × TTFT
@@ -43,8 +50,11 @@ type conditions struct {
 	remapFailure bool    // the GPU has run out of spare rows
 	pcieReplays  float64 // PCIe replays per second
 	dbeRate      float64 // double-bit ECC errors per second (with Options.DCGMOptIn)
+	xidRate      float64 // XID events per second of code xid after the first (with Options.DCGMOptIn: DCGM_EXP_XID_ERRORS_COUNT)
+	nvlinkReplay float64 // NVLink replay errors per second; recoveries and CRC errors follow (with Options.DCGMOptIn)
 	noPods       bool    // inference gateway: no pod of the pool has fresh metrics
 	noPrefill    bool    // inference gateway with P/D: the prefill pool is gone, every request decode-only
+	stalePod     bool    // inference gateway (llm-d): the picker cannot read one pod's metrics endpoint
 }
 
 // feature is an optional server feature a scenario needs to show.
@@ -54,24 +64,31 @@ const (
 	featureSpecDecode  feature = "spec-decode"  // Options.SpecDecode
 	featureKVConnector feature = "kv-connector" // Options.KVConnector
 	featureDCGMOptIn   feature = "dcgm-opt-in"  // Options.DCGMOptIn
+	featureNaNCheck    feature = "nan-check"    // Options.NaNCheck
+	featureFlowControl feature = "flow-control" // Options.FlowControl
+	// featurePrefillWorker is Options.KVConnector with Options.PrefillWorker.
+	featurePrefillWorker feature = "kv-connector and prefill-worker"
 )
 
 // baseline is a healthy server under moderate load. The numbers hang
 // together: running ≈ rate × e2e latency (Little's law).
 func baseline() conditions {
 	return conditions{
-		rate:       4,
-		running:    22,
-		kv:         0.35,
-		ttft:       0.18,
-		itl:        0.025,
-		abortFrac:  0.01,
-		errorFrac:  0.001,
-		http5xx:    0.002,
-		prefixHit:  0.4,
-		promptMean: 600,
-		genMean:    220,
-		specAccept: 0.7,
+		rate:        4,
+		running:     22,
+		kv:          0.35,
+		ttft:        0.18,
+		itl:         0.025,
+		abortFrac:   0.01,
+		errorFrac:   0.001,
+		http5xx:     0.002,
+		prefixHit:   0.4,
+		extHit:      0.3,
+		bootstrapMs: 20,
+		retryFrac:   0.002,
+		promptMean:  600,
+		genMean:     220,
+		specAccept:  0.7,
 	}
 }
 
@@ -223,6 +240,52 @@ func scenarios() []scenario {
 				}
 				return c
 			}, ""},
+		{Scenario{"hung", "vLLM, TGI, SGLang: the engine hangs while the server stays alive (vllm#39863): /health and /metrics answer, requests keep arriving, none finishes, no token is generated, running and waiting read 0. vLLM's HTTP layer counts the requests clients give up on as 2xx."}, []Server{ServerVLLM, ServerTGI, ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.hung = true
+					c.running, c.waiting, c.kv, c.finishRate = 0, 0, 0, 1e-9
+				}
+				return c
+			}, ""},
+		{Scenario{"queue-full", "vLLM V1: arrivals rise to 9 requests/s against a capped queue (--max-num-queued-reqs): 40 wait, KV 0.92, and by 2 min 15% of requests are refused with 503 (vllm:admission_rejections_total)."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.rate = lerp(t, onsetStart, onsetEnd, 4, 9)
+				c.http5xx = lerp(t, onsetStart, onsetEnd, c.http5xx, 0.15)
+				c.waiting = lerp(t, onsetStart, onsetEnd, 0, 40)
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 48)
+				c.kv = lerp(t, onsetStart, onsetEnd, c.kv, 0.92)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 3)
+				return c
+			}, ""},
+		{Scenario{"requests-deferred", "vLLM V1: requests pile up deferred by the scheduler (a LoRA budget or async KV loads that never complete, vllm#53130): 30 deferred and 8 running by 2 min while the KV cache is 30% used."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.deferred = lerp(t, onsetStart, onsetEnd, 0, 30)
+				c.waiting = c.deferred
+				c.running = lerp(t, onsetStart, onsetEnd, c.running, 8)
+				c.kv = lerp(t, onsetStart, onsetEnd, c.kv, 0.3)
+				c.finishRate = lerp(t, onsetStart, onsetEnd, c.rate, 1.5)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 6)
+				return c
+			}, ""},
+		{Scenario{"external-cache-miss", "vLLM with --kv-connector: the KV connector's external prefix cache stops finding anything (hit rate 30% to 0 by 2 min: the cache backend is gone or was wiped), so prompts are recomputed and TTFT rises."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				c.extHit = lerp(t, onsetStart, onsetEnd, c.extHit, 0)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 0.35)
+				return c
+			}, featureKVConnector},
+		{Scenario{"nan-logits", "vLLM with --nan-check (VLLM_COMPUTE_NANS_IN_LOGITS=1): from 30 s 2% of requests have NaN logits (a faulty GPU or kernel); vllm:corrupted_requests_total counts them."}, []Server{ServerVLLM},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.nanFrac = 0.02
+				}
+				return c
+			}, featureNaNCheck},
 		{Scenario{"spec-decode-collapse", "Speculative decoding: the acceptance rate falls from 70% to 12% (a draft model that no longer fits the traffic). Needs --spec-decode."}, []Server{ServerVLLM, ServerSGLang},
 			func(t float64) conditions {
 				c := baseline()
@@ -252,6 +315,29 @@ func scenarios() []scenario {
 				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 4)
 				return c
 			}, featureKVConnector},
+		{Scenario{"prefill-retries", "SGLang P/D prefill worker (--kv-connector --prefill-worker): optimistic prefills are thrown away and retried for 10% of requests by 2 min (sglang:num_prefill_retries_total), as decode workers are slow to bootstrap."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.retryFrac = lerp(t, onsetStart, onsetEnd, c.retryFrac, 0.1)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 0.6)
+				return c
+			}, featurePrefillWorker},
+		{Scenario{"kv-bootstrap-slow", "SGLang P/D prefill worker (--kv-connector --prefill-worker): the KV bootstrap handshake with the decode worker slows from about 20 ms to a 1.5 s median by 2 min (sglang:kv_transfer_bootstrap_ms)."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				c.bootstrapMs = lerp(t, onsetStart, onsetEnd, c.bootstrapMs, 1500)
+				c.ttft = lerp(t, onsetStart, onsetEnd, c.ttft, 1.8)
+				return c
+			}, featurePrefillWorker},
+		{Scenario{"scheduler-stuck", "SGLang: from 30 s the scheduler idles (sglang:scheduler_idle_seconds_total grows 1 s/s) while 12 requests sit in its queue; nothing runs or finishes."}, []Server{ServerSGLang},
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.schedStuck = true
+					c.running, c.waiting, c.kv, c.finishRate = 0, 12, 0.05, 1e-9
+				}
+				return c
+			}, ""},
 		{Scenario{"grammar-backlog", "SGLang only: structured-output requests pile up waiting for grammar compilation (40 in the grammar queue by 2 min)."}, []Server{ServerSGLang},
 			func(t float64) conditions {
 				c := baseline()
@@ -317,6 +403,23 @@ func scenarios() []scenario {
 				}
 				return c
 			}, featureDCGMOptIn},
+		{Scenario{"nvlink-errors", "dcgm: from 30 s GPU 2's NVLink link replays 12 times a minute, recovers every 2 minutes and counts a few CRC errors a second; DCGM's NVLink health watch fails it. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.nvlinkReplay = 0.2
+				}
+				return c
+			}, featureDCGMOptIn},
+		{Scenario{"xid-storm", "dcgm: from 30 s GPU 2 reports XID 13 (Graphics Engine Exception) every 20 s: an application crash-looping on it. The last-XID gauge stays 13; DCGM_EXP_XID_ERRORS_COUNT counts 15 in its 5-minute window. Needs --dcgm-opt-in."}, dcgm,
+			func(t float64) conditions {
+				c := baseline()
+				if t > onsetStart {
+					c.xid = 13
+					c.xidRate = 1.0 / 20
+				}
+				return c
+			}, featureDCGMOptIn},
 		{Scenario{"no-ready-pods", "Inference gateway: every model server of the pool drops out (no fresh metrics); the endpoint picker fails every request."}, []Server{ServerGateway},
 			func(t float64) conditions {
 				c := baseline()
@@ -327,6 +430,12 @@ func scenarios() []scenario {
 			func(t float64) conditions {
 				c := baseline()
 				c.noPrefill = t > onsetStart
+				return c
+			}, featureKVConnector},
+		{Scenario{"stale-pod-metrics", "Inference gateway with --kv-connector (llm-d's scheduler): from 30 s the picker cannot read one pod's /metrics; every poll of it fails (20 a second at the 50 ms refresh) and the pool has one pod with fresh metrics."}, []Server{ServerGateway},
+			func(t float64) conditions {
+				c := baseline()
+				c.stalePod = t > onsetStart
 				return c
 			}, featureKVConnector},
 		{Scenario{"down", "The endpoint stops answering: every request gets 503."}, all,

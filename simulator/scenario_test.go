@@ -19,7 +19,7 @@ type timeline struct {
 
 func runScenario(t *testing.T, server Server, scenario string, total time.Duration) *timeline {
 	t.Helper()
-	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+	s, clk := newTestSim(t, Options{Server: server, Scenario: scenario, Seed: 11, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true})
 	tl := &timeline{t: t, every: 15 * time.Second}
 	for at := time.Duration(0); at <= total; at += tl.every {
 		tl.snaps = append(tl.snaps, scrape(t, s))
@@ -252,7 +252,7 @@ func TestEveryScenarioOnEveryServer(t *testing.T) {
 			if sc.Name == "down" {
 				continue
 			}
-			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true})
+			s, clk := newTestSim(t, Options{Server: server, Scenario: sc.Name, Seed: 5, SpecDecode: true, KVConnector: true, DCGMOptIn: true, NaNCheck: true, PrefillWorker: true, FlowControl: true})
 			clk.advance(5 * time.Minute)
 			mfs := scrape(t, s)
 			for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc", "sglang:token_usage"} {
@@ -367,5 +367,202 @@ func TestScenarioPDImbalance(t *testing.T) {
 
 	if _, err := New(Options{Server: ServerSGLang, Scenario: "pd-decode-bound"}); err == nil {
 		t.Error("pd-decode-bound without KVConnector: no error")
+	}
+}
+
+// A hung engine keeps taking requests while nothing finishes: each server's
+// arrival counter moves, its completion and token counters stand still,
+// and running and waiting read 0 (vllm#39863). Before the hang the same
+// counters move together.
+func TestScenarioHung(t *testing.T) {
+	before, a, b := 15*sec, 2*time.Minute, 5*time.Minute
+	for _, c := range []struct {
+		server          Server
+		arrivals        string
+		arrivalMatch    map[string]string
+		done, progress  []string
+		running, queued string
+	}{
+		{ServerVLLM, "http_requests_total", map[string]string{"status": "2xx"},
+			[]string{"vllm:request_success_total"}, []string{"vllm:generation_tokens_total", "vllm:prompt_tokens_total"},
+			"vllm:num_requests_running", "vllm:num_requests_waiting"},
+		{ServerTGI, "tgi_request_count", nil,
+			[]string{"tgi_request_success"}, []string{"tgi_batch_inference_count"},
+			"tgi_batch_current_size", "tgi_queue_size"},
+		{ServerSGLang, "sglang:http_requests_total", nil,
+			[]string{"sglang:num_requests_total"}, []string{"sglang:realtime_tokens_total", "sglang:generation_tokens_total"},
+			"sglang:num_running_reqs", "sglang:num_queue_reqs"},
+	} {
+		tl := runScenario(t, c.server, "hung", b)
+		if r := tl.rate(a, b, c.arrivals, c.arrivalMatch); r < 2 {
+			t.Errorf("%s hung: %s grows %.2f/s, want the ~4/s arriving", c.server, c.arrivals, r)
+		}
+		for _, name := range append(c.done, c.progress...) {
+			if r := tl.rate(a, b, name, nil); r != 0 {
+				t.Errorf("%s hung: %s grows %.2f/s, want 0", c.server, name, r)
+			}
+			if r := tl.rate(0, before, name, nil); r == 0 && name != "sglang:realtime_tokens_total" {
+				t.Errorf("%s before the hang: %s does not grow", c.server, name)
+			}
+		}
+		for _, g := range []string{c.running, c.queued} {
+			if v := tl.gauge(b, g, nil); v != 0 {
+				t.Errorf("%s hung: %s = %v, want 0", c.server, g, v)
+			}
+		}
+	}
+	sg := runScenario(t, ServerSGLang, "hung", b)
+	if r := sg.rate(a, b, "sglang:scheduler_idle_seconds_total", nil); r != 0 {
+		t.Errorf("sglang hung: the scheduler idles %.2f s/s; a hung scheduler is stuck in a step, not idle", r)
+	}
+	if _, err := New(Options{Server: ServerTriton, Scenario: "hung"}); err == nil {
+		t.Error("hung on triton: no error (the scenario is for vLLM, TGI and SGLang)")
+	}
+}
+
+// queue-full refuses requests at admission (a capped queue answers 503):
+// vllm:admission_rejections_total grows to about 15% of the requests.
+func TestScenarioQueueFull(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "queue-full", 5*time.Minute)
+	a, b := 2*time.Minute, 5*time.Minute
+	rej := tl.rate(a, b, "vllm:admission_rejections_total", nil)
+	done := tl.rate(a, b, "vllm:request_success_total", nil)
+	if r := rej / (rej + done); r < 0.1 || r > 0.2 {
+		t.Errorf("queue-full: %.3f of requests rejected at admission, want about 0.15", r)
+	}
+	if w := tl.gauge(b, "vllm:num_requests_waiting", nil); w < 30 {
+		t.Errorf("queue-full: %v waiting, want the capped queue of about 40", w)
+	}
+	steady := runScenario(t, ServerVLLM, "steady", 5*time.Minute)
+	rej, done = steady.rate(a, b, "vllm:admission_rejections_total", nil), steady.rate(a, b, "vllm:request_success_total", nil)
+	if r := rej / (rej + done); r > 0.01 {
+		t.Errorf("steady: %.4f of requests rejected at admission, want about 0.002", r)
+	}
+}
+
+// requests-deferred moves waiting requests from capacity to deferred; the
+// two reasons add up to vllm:num_requests_waiting.
+func TestScenarioRequestsDeferred(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "requests-deferred", 4*time.Minute)
+	at := 4 * time.Minute
+	def := tl.gauge(at, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "deferred"})
+	capy := tl.gauge(at, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "capacity"})
+	if def < 20 || def <= tl.gauge(at, "vllm:num_requests_running", nil) {
+		t.Errorf("requests-deferred: %v deferred, want about 30, more than the 8 running", def)
+	}
+	if w := tl.gauge(at, "vllm:num_requests_waiting", nil); def+capy != w {
+		t.Errorf("requests-deferred: deferred %v + capacity %v != waiting %v", def, capy, w)
+	}
+	if kv := tl.gauge(at, "vllm:kv_cache_usage_perc", nil); kv > 0.5 {
+		t.Errorf("requests-deferred: KV %v, want about 0.3 (not a capacity problem)", kv)
+	}
+	if d := tl.gauge(15*sec, "vllm:num_requests_waiting_by_reason", map[string]string{"reason": "deferred"}); d != 0 {
+		t.Errorf("requests-deferred: %v deferred before onset, want 0", d)
+	}
+}
+
+// With a KV connector the external prefix cache hits about 30% of the
+// tokens the local cache missed; external-cache-miss takes that to 0.
+func TestScenarioExternalCacheMiss(t *testing.T) {
+	hit := func(tl *timeline, a, b time.Duration) float64 {
+		return tl.rate(a, b, "vllm:external_prefix_cache_hits_total", nil) / tl.rate(a, b, "vllm:external_prefix_cache_queries_total", nil)
+	}
+	tl := runScenario(t, ServerVLLM, "external-cache-miss", 5*time.Minute)
+	if r := hit(tl, 0, 30*sec); r < 0.2 || r > 0.4 {
+		t.Errorf("external-cache-miss: hit rate %.3f before onset, want about 0.3", r)
+	}
+	if r := hit(tl, 2*time.Minute, 5*time.Minute); r > 0.01 {
+		t.Errorf("external-cache-miss: hit rate %.3f after onset, want 0", r)
+	}
+	if q := tl.rate(2*time.Minute, 5*time.Minute, "vllm:external_prefix_cache_queries_total", nil); q < 500 {
+		t.Errorf("external-cache-miss: %.0f tokens/s queried, want the prompts' misses (about 1400/s)", q)
+	}
+	if _, err := New(Options{Server: ServerVLLM, Scenario: "external-cache-miss"}); err == nil {
+		t.Error("external-cache-miss without KVConnector: no error")
+	}
+}
+
+// nan-logits counts requests with NaN logits, only where the server was
+// started with the NaN check (the counter does not exist otherwise).
+func TestScenarioNaNLogits(t *testing.T) {
+	tl := runScenario(t, ServerVLLM, "nan-logits", 5*time.Minute)
+	if r := tl.rate(0, 30*sec, "vllm:corrupted_requests_total", nil); r != 0 {
+		t.Errorf("nan-logits: %.3f corrupted requests/s before onset, want 0", r)
+	}
+	c, done := tl.rate(time.Minute, 5*time.Minute, "vllm:corrupted_requests_total", nil), tl.rate(time.Minute, 5*time.Minute, "vllm:request_success_total", nil)
+	if r := c / done; r < 0.005 || r > 0.05 {
+		t.Errorf("nan-logits: %.4f of requests corrupted, want about 0.02", r)
+	}
+	plain, _ := newTestSim(t, Options{Server: ServerVLLM})
+	if v := value(scrape(t, plain), "vllm:corrupted_requests_total", nil); !math.IsNaN(v) {
+		t.Errorf("without NaNCheck vllm:corrupted_requests_total is served (%v)", v)
+	}
+	if _, err := New(Options{Server: ServerVLLM, Scenario: "nan-logits"}); err == nil {
+		t.Error("nan-logits without NaNCheck: no error")
+	}
+}
+
+// runScenarioWith is runScenario with the simulator options given (the
+// scenario and seed are set here).
+func runScenarioWith(t *testing.T, opts Options, scenario string, total time.Duration) *timeline {
+	t.Helper()
+	opts.Scenario, opts.Seed = scenario, 11
+	s, clk := newTestSim(t, opts)
+	tl := &timeline{t: t, every: 15 * time.Second}
+	for at := time.Duration(0); at <= total; at += tl.every {
+		tl.snaps = append(tl.snaps, scrape(t, s))
+		clk.advance(tl.every)
+	}
+	return tl
+}
+
+// An SGLang P/D prefill worker observes the bootstrap handshake and counts
+// optimistic prefill retries; the two scenarios move one each. A decode
+// worker observes neither.
+func TestScenarioSGLangPrefillWorker(t *testing.T) {
+	prefill := Options{Server: ServerSGLang, KVConnector: true, PrefillWorker: true}
+	a, b := 2*time.Minute, 5*time.Minute
+	steady := runScenarioWith(t, prefill, "steady", b)
+	if p99 := steady.quantile(0.99, a, b, "sglang:kv_transfer_bootstrap_ms"); p99 > 250 {
+		t.Errorf("steady prefill worker: bootstrap p99 %.0f ms, want well under a second (median 20 ms)", p99)
+	}
+	if q := steady.gauge(b, "sglang:num_decode_transfer_queue_reqs", nil); q != 0 {
+		t.Errorf("prefill worker: %v in the decode transfer queue, want 0", q)
+	}
+	slow := runScenarioWith(t, prefill, "kv-bootstrap-slow", b)
+	if p99 := slow.quantile(0.99, a, b, "sglang:kv_transfer_bootstrap_ms"); p99 <= 1000 {
+		t.Errorf("kv-bootstrap-slow: bootstrap p99 %.0f ms, want over 1000 (median 1.5 s)", p99)
+	}
+	retry := runScenarioWith(t, prefill, "prefill-retries", b)
+	if r := retry.rate(a, b, "sglang:num_prefill_retries_total", nil) / retry.rate(a, b, "sglang:num_requests_total", nil); r < 0.06 || r > 0.14 {
+		t.Errorf("prefill-retries: %.3f retries per request, want about 0.1", r)
+	}
+	decode := runScenario(t, ServerSGLang, "steady", b)
+	for _, name := range []string{"sglang:kv_transfer_bootstrap_ms", "sglang:num_prefill_retries_total"} {
+		if _, ok := decode.at(b)[name]; ok {
+			t.Errorf("decode worker: %s is served; only the prefill worker observes it", name)
+		}
+	}
+	if _, err := New(Options{Server: ServerSGLang, KVConnector: true, Scenario: "prefill-retries"}); err == nil {
+		t.Error("prefill-retries on a decode worker: no error")
+	}
+}
+
+// scheduler-stuck: the scheduler counts idle time while its queue gauge
+// holds requests and nothing finishes; steady load leaves it busy.
+func TestScenarioSchedulerStuck(t *testing.T) {
+	tl := runScenario(t, ServerSGLang, "scheduler-stuck", 5*time.Minute)
+	a, b := 2*time.Minute, 5*time.Minute
+	if r := tl.rate(a, b, "sglang:scheduler_idle_seconds_total", nil); r < 0.99 {
+		t.Errorf("scheduler-stuck: idle %.2f s/s, want 1", r)
+	}
+	if q := tl.gauge(b, "sglang:num_queue_reqs", nil); q < 10 {
+		t.Errorf("scheduler-stuck: %v queued, want about 12", q)
+	}
+	if r := tl.rate(a, b, "sglang:num_requests_total", nil); r != 0 {
+		t.Errorf("scheduler-stuck: %.2f requests/s finish, want 0", r)
+	}
+	if r := tl.rate(0, 30*sec, "sglang:scheduler_idle_seconds_total", nil); r != 0 {
+		t.Errorf("before the scenario: idle %.2f s/s under steady load, want 0", r)
 	}
 }

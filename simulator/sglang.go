@@ -26,7 +26,10 @@ type sglang struct {
 	promptTokens, generationTokens, cachedTokens, requests, aborted                            *family
 	ttft, itl, e2e, queueTime, perStage                                                        *family
 	specAcceptRate, specAcceptLength, transferFailed, bootstrapFailed                          *family
-	specOn, pd                                                                                 bool
+	httpRequests, httpResponses, realtimeTokens, schedulerIdle                                 *family
+	bootstrapMs, prefillRetries                                                                *family
+	specOn, pd, prefill                                                                        bool
+	arrived                                                                                    int // requests counted by the HTTP middleware so far
 }
 
 func newSGLang(opts Options, m *model) *sglang {
@@ -35,6 +38,11 @@ func newSGLang(opts Options, m *model) *sglang {
 	sl := []string{"model_name", "tp_rank"}
 	set := func(f *family, v float64) { f.with(opts.Start, g.sched...).value = v }
 	g.httpActive = l.gauge("sglang:http_requests_active", "Number of currently active HTTP requests", "endpoint", "method")
+	// add_prometheus_track_response_middleware (python/sglang/srt/utils/
+	// common.py): requests counted when they arrive, responses when the
+	// handler returns, by route template.
+	g.httpRequests = l.counter("sglang:http_requests_total", "Total number of HTTP requests by endpoint and method", "endpoint", "method")
+	g.httpResponses = l.counter("sglang:http_responses_total", "Total number of HTTP responses by endpoint and status code", "endpoint", "method", "status_code")
 	g.running = l.gauge("sglang:num_running_reqs", "The number of running requests.", sl...)
 	g.queued = l.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", sl...)
 	g.usedTokens = l.gauge("sglang:num_used_tokens", "The number of used tokens.", sl...)
@@ -56,7 +64,7 @@ func newSGLang(opts Options, m *model) *sglang {
 	g.retractedOutput = l.counter("sglang:num_retracted_output_tokens_total", "Total number of retracted output tokens.", sl...)
 	set(l.counter("sglang:num_grammar_timeout_total", "Number of grammar timeouts.", sl...), 0)
 	g.paused = l.gauge("sglang:num_paused_reqs", "The number of paused requests by async weight sync.", sl...)
-	g.specOn, g.pd = opts.SpecDecode, opts.KVConnector
+	g.specOn, g.pd, g.prefill = opts.SpecDecode, opts.KVConnector, opts.KVConnector && opts.PrefillWorker
 	g.specAcceptLength = l.gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", sl...)
 	g.specAcceptRate = l.gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch).", sl...)
 	set(g.specAcceptLength, 0)
@@ -77,6 +85,13 @@ func newSGLang(opts Options, m *model) *sglang {
 	for _, f := range []*family{g.prefillBootstrap, g.prefillInflight, g.decodePrealloc, g.decodeTransfer} {
 		set(f, 0)
 	}
+	// Observed on a P/D prefill worker: the bootstrap handshake with the
+	// decode worker (SchedulerReqTimeStats: bootstrap done minus entry to
+	// the prefill bootstrap queue) and optimistic prefills thrown away and
+	// requeued (disaggregation/prefill.py). Labelled: no series before the
+	// first observation.
+	g.bootstrapMs = l.histogram("sglang:kv_transfer_bootstrap_ms", "Histogram of KV transfer bootstrap time in ms.", []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500}, sl...)
+	g.prefillRetries = l.counter("sglang:num_prefill_retries_total", "Total number of prefill retries.", sl...)
 	// The tokenizer's startup gauges by phase (emit_startup_time at
 	// sgl-project/sglang@1025622f; before, engine_startup_time and
 	// engine_load_weights_time).
@@ -108,6 +123,12 @@ func newSGLang(opts Options, m *model) *sglang {
 	} {
 		l.histogram(h.name, h.help, h.b, sl...).with(opts.Start, g.sched...)
 	}
+	// The scheduler's progress counters (SchedulerMetricsCollector at
+	// sgl-project/sglang@1025622f): tokens by mode on each log interval,
+	// and the wall time with nothing runnable or queued.
+	g.realtimeTokens = l.counter("sglang:realtime_tokens_total", "Total number of tokens processed (updated on each log interval). mode: prefill_compute, prefill_cache, decode.", "model_name", "tp_rank", "mode")
+	g.schedulerIdle = l.counter("sglang:scheduler_idle_seconds_total", "Total wall time while the scheduler has no runnable or queued work.", sl...)
+	set(g.schedulerIdle, 0)
 	g.perStage = l.histogram("sglang:per_stage_req_latency_seconds", "The latency of each stage of requests.", exponential(0.001, 1.62, 30), "model_name", "tp_rank", "stage")
 	g.ttft = l.histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", sglangTTFT, "model_name")
 	g.itl = l.histogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", sglangITL, "model_name")
@@ -150,7 +171,11 @@ func (g *sglang) record(s *step) {
 	}
 	set(g.retracted, float64(s.preemptions))
 	set(g.grammarQueue, math.Round(s.cond.grammarQueue*(1+0.05*g.m.rng.NormFloat64())))
-	if g.pd {
+	if g.prefill {
+		// Requests wait for the handshake, then for their KV to be sent.
+		set(g.prefillBootstrap, math.Round(s.cond.rate*s.cond.bootstrapMs/1000*(1+0.05*g.m.rng.NormFloat64())))
+		set(g.prefillInflight, math.Round(s.cond.rate*0.05))
+	} else if g.pd {
 		// A request waits for its KV about as long as its prefill takes
 		// (Little's law), unless the scenario says otherwise.
 		transfer := s.cond.pdTransfer
@@ -169,11 +194,51 @@ func (g *sglang) record(s *step) {
 		set(g.genThroughput, s.state.running/s.cond.itl)
 	}
 	g.httpActive.with(at, "/generate", "POST").value = s.state.running + s.state.waiting
+	for range s.arrivals {
+		// One request in five to the completions route, as the model's
+		// finished requests.
+		ep := "/v1/chat/completions"
+		if g.arrived%5 == 4 {
+			ep = "/v1/completions"
+		}
+		g.arrived++
+		g.httpRequests.with(s.now, ep, "POST").value++
+	}
+	// A hung scheduler is inside a step, not idle; otherwise it idles
+	// while it has nothing running or queued, or, stuck, whatever its
+	// queue holds.
+	if s.cond.schedStuck || !s.cond.hung && s.state.running == 0 && s.state.waiting == 0 {
+		add(g.schedulerIdle, s.dt)
+	}
 	for _, r := range s.finished {
+		code := "200"
+		switch {
+		case r.status == "4xx":
+			code = "400"
+		case r.status == "5xx" && r.rejected:
+			code = "503"
+		case r.status == "5xx":
+			code = "500"
+		}
+		g.httpResponses.with(s.now, r.handler, "POST", code).value++
 		if r.rejected {
 			continue
 		}
 		add(g.requests, 1)
+		if g.prefill {
+			g.bootstrapMs.observe(g.bootstrapMs.with(at, g.sched...), g.m.lognormal(s.cond.bootstrapMs, 0.5), 1)
+			if g.m.rng.Float64() < s.cond.retryFrac {
+				g.prefillRetries.with(at, g.sched...).value++
+			}
+		}
+		for _, m := range []struct {
+			mode string
+			n    float64
+		}{{"prefill_compute", r.prompt - r.cached}, {"prefill_cache", r.cached}, {"decode", r.gen}} {
+			if m.n > 0 {
+				g.realtimeTokens.with(s.now, append(append([]string(nil), g.sched...), m.mode)...).value += m.n
+			}
+		}
 		if g.pd && g.m.rng.Float64() < s.cond.xferFail {
 			add(g.transferFailed, 1)
 		}

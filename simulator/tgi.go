@@ -67,8 +67,10 @@ func (t *tgi) record(s *step) {
 	t.queueSize.with(at).value = s.state.waiting
 	t.batchSize.with(at).value = s.state.running
 	t.maxTokens.with(at).value = float64(int(s.state.kv * t.batchMaxTotal.with(at).value))
+	// The router counts a request when it arrives (router/src/server.rs,
+	// before validation), whether or not it ever finishes.
+	t.count.with(at).value += float64(s.arrivals)
 	for _, r := range s.finished {
-		t.count.with(at).value++
 		obs := func(f *family, x float64) { f.observe(f.with(at), x, 1) }
 		switch {
 		case r.rejected && r.status == "4xx":

@@ -28,10 +28,12 @@ type vllm struct {
 	prefillKV                                                           *family
 	drafts, draftTokens, acceptedTokens                                 *family // with Options.SpecDecode
 	nixlFailed, nixlNotify, nixlExpired                                 *family // with Options.KVConnector
+	corrupted                                                           *family // with Options.NaNCheck
+	connector                                                           bool    // Options.KVConnector: the external prefix cache counts
 }
 
 func newVLLM(v0 bool, opts Options, m *model) *vllm {
-	v := &vllm{v0: v0, m: m, start: opts.Start}
+	v := &vllm{v0: v0, m: m, start: opts.Start, connector: opts.KVConnector}
 	l := &v.list
 	labels := []string{"model_name", "engine"}
 	v.lv = []string{opts.Model, "0"}
@@ -142,6 +144,10 @@ func (v *vllm) defineV1(l *familyList, opts Options, labels []string, tokens []f
 		v.draftTokens = l.counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", labels...)
 		v.acceptedTokens = l.counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", labels...)
 	}
+	if opts.NaNCheck {
+		// Registered only with VLLM_COMPUTE_NANS_IN_LOGITS=1 (PR #27306).
+		v.corrupted = l.counter("vllm:corrupted_requests_total", "Corrupted requests, in terms of total number of requests with NaNs in logits.", labels...)
+	}
 	if opts.KVConnector {
 		// NixlPromMetrics of the NIXL connector (nixl_connector.py).
 		v.nixlFailed = l.counter("vllm:nixl_num_failed_transfers_total", "Number of failed NIXL KV Cache transfers.", labels...)
@@ -203,7 +209,10 @@ func (v *vllm) record(s *step) {
 		v.gpuPrefixRate.with(at, v.lv...).value = s.state.prefixHit
 		v.cpuPrefixRate.with(at, v.lv...).value = 0
 	} else {
-		v.waitingByReason.with(at, v.lbl("capacity")...).value = s.state.waiting
+		// The reasons add up to num_requests_waiting (PR #38435).
+		deferred := min(s.state.waiting, math.Round(s.cond.deferred))
+		v.waitingByReason.with(at, v.lbl("capacity")...).value = s.state.waiting - deferred
+		v.waitingByReason.with(at, v.lbl("deferred")...).value = deferred
 		awake := 1.0
 		if s.cond.asleep {
 			awake = 0
@@ -245,6 +254,13 @@ func (v *vllm) record(s *step) {
 		} else {
 			v.prefixQueries.with(at, v.lv...).value += r.prompt
 			v.prefixHits.with(at, v.lv...).value += r.cached
+			if v.connector {
+				// The connector is asked for the tokens the local cache
+				// did not have (PR #30522) and finds a share of them.
+				miss := r.prompt - r.cached
+				v.extQueries.with(at, v.lv...).value += miss
+				v.extHits.with(at, v.lv...).value += math.Floor(miss * s.cond.extHit)
+			}
 			v.bySource.with(at, v.lbl("local_cache_hit")...).value += r.cached
 			v.bySource.with(at, v.lbl("local_compute")...).value += r.prompt - r.cached
 			v.cachedTokens.with(at, v.lv...).value += r.cached
@@ -261,6 +277,9 @@ func (v *vllm) record(s *step) {
 			v.drafts.with(at, v.lv...).value += steps
 			v.draftTokens.with(at, v.lv...).value += k * steps
 			v.acceptedTokens.with(at, v.lv...).value += math.Round(k * steps * s.cond.specAccept)
+		}
+		if v.corrupted != nil && s.cond.nanFrac > 0 && v.m.rng.Float64() < s.cond.nanFrac {
+			v.corrupted.with(at, v.lv...).value++
 		}
 		if v.nixlFailed != nil && v.m.rng.Float64() < s.cond.xferFail {
 			v.nixlFailed.with(at, v.lv...).value++

@@ -62,7 +62,7 @@ func TestBinaryOutsideRepository(t *testing.T) {
 	if err != nil {
 		t.Fatalf("paged packs list: %v\n%s", err, out)
 	}
-	for _, want := range []string{`(?m)^vllm +vllm +0\.9\+ +20 `, `(?m)^vllm-v0 +`, `(?m)^tgi +`, `(?m)^sglang +`, `(?m)^triton +`, `(?m)^dcgm +`} {
+	for _, want := range []string{`(?m)^vllm +vllm +0\.9\+ +24 `, `(?m)^vllm-v0 +`, `(?m)^tgi +`, `(?m)^sglang +`, `(?m)^triton +`, `(?m)^dcgm +`} {
 		if !regexp.MustCompile(want).Match(out) {
 			t.Errorf("paged packs list lacks %s:\n%s", want, out)
 		}
@@ -129,8 +129,8 @@ web: {listen_address: %q}
 			}
 		}
 	}
-	if len(got) != 19 {
-		t.Errorf("%d rules, want the pack's 20 less the disabled one", len(got))
+	if len(got) != 23 {
+		t.Errorf("%d rules, want the pack's 24 less the disabled one", len(got))
 	}
 	if _, ok := got["VLLMKVCacheOverprovisioned"]; ok {
 		t.Error("the disabled VLLMKVCacheOverprovisioned is loaded")

@@ -130,7 +130,7 @@ func TestExportPassesPromtoolAndSchema(t *testing.T) {
 		sev, _ := alerts["VLLMQueueBacklog"].Label("severity")
 		team, _ := kv.Label("team")
 		rb, _ := kv.Annotation("runbook_url")
-		if len(alerts) != 19 || alerts["VLLMKVCacheOverprovisioned"] != nil || kv.For.Value != model.Duration(5*time.Minute) ||
+		if len(alerts) != 23 || alerts["VLLMKVCacheOverprovisioned"] != nil || kv.For.Value != model.Duration(5*time.Minute) ||
 			!strings.Contains(kv.Expr.Value, `vllm:kv_cache_usage_perc{job="vllm-prod",namespace=~"llm-.*"}) > 0.9`) ||
 			sev.Value != "critical" || team.Value != "llm-platform" || rb.Value != "https://runbooks.example.com/vllm/VLLMKVCacheSaturated.md" {
 			t.Errorf("%s: the overrides did not all apply:\n%s", format, b)

@@ -11,7 +11,8 @@ import (
 )
 
 // Each inference-gateway alert fires when the pack is backtested over the
-// simulated endpoint picker in the scenario written for it, not during
+// simulated endpoint picker (llm-d's scheduler with flow control on) in the
+// scenario written for it, not during
 // the steady lead-in, and the other alerts of the pack stay quiet where
 // the scenario gives them no reason.
 func TestGatewayScenariosFireAlerts(t *testing.T) {
@@ -19,7 +20,7 @@ func TestGatewayScenariosFireAlerts(t *testing.T) {
 	start := scenarioStart
 	all := []string{"InferenceGatewayEPPDown", "InferenceGatewayNoReadyPods", "InferenceGatewayHighErrorRate",
 		"InferenceGatewayPoolKVCacheSaturated", "InferenceGatewayPoolQueueBacklog", "InferenceGatewaySchedulingFailures",
-		"InferenceGatewayPDDisaggregationStopped"}
+		"InferenceGatewayPDDisaggregationStopped", "InferenceGatewayFlowControlSaturated", "InferenceGatewayDataLayerErrors"}
 	for _, c := range []struct {
 		scenario string
 		alerts   []string
@@ -28,12 +29,13 @@ func TestGatewayScenariosFireAlerts(t *testing.T) {
 		{"down", []string{"InferenceGatewayEPPDown"}},
 		{"no-ready-pods", []string{"InferenceGatewayNoReadyPods", "InferenceGatewayHighErrorRate", "InferenceGatewaySchedulingFailures"}},
 		{"error-burst", []string{"InferenceGatewayHighErrorRate", "InferenceGatewaySchedulingFailures"}},
-		{"kv-saturation", []string{"InferenceGatewayPoolKVCacheSaturated", "InferenceGatewayPoolQueueBacklog"}},
+		{"kv-saturation", []string{"InferenceGatewayPoolKVCacheSaturated", "InferenceGatewayPoolQueueBacklog", "InferenceGatewayFlowControlSaturated"}},
 		{"pd-stopped", []string{"InferenceGatewayPDDisaggregationStopped"}},
+		{"stale-pod-metrics", []string{"InferenceGatewayDataLayerErrors"}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 70 * time.Minute
-			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerGateway, KVConnector: true}, c.scenario, span, pack)
+			rep := backtestScenario(t, simulator.Options{Server: simulator.ServerGateway, KVConnector: true, FlowControl: true}, c.scenario, span, pack)
 			fired := map[string]time.Time{}
 			for _, r := range rep.Rules {
 				if len(r.Firing) > 0 {

@@ -80,7 +80,7 @@ func TestQuietServerNeverPages(t *testing.T) {
 
 // Each scenario of the simulator written for a new alert fires it when the
 // vllm and vllm-features packs are backtested over it, and the steady
-// lead-in does not.
+// lead-in does not; steady load with every feature on fires none of them.
 func TestScenariosFireNewAlerts(t *testing.T) {
 	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm", "vllm.rules.yaml")
 	features := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "vllm-features", "vllm-features.rules.yaml")
@@ -95,10 +95,15 @@ func TestScenariosFireNewAlerts(t *testing.T) {
 		{"kv-transfer-failures", []string{"VLLMKVTransferFailures"}, nil},
 		{"error-burst", []string{"VLLMErrorBudgetBurnFast", "VLLMHighErrorRate"}, nil},
 		{"ttft-spike", []string{"VLLMTTFTBudgetBurnFast", "VLLMTimeToFirstTokenHigh"}, nil},
+		{"queue-full", []string{"VLLMAdmissionRejections"}, []string{"VLLMRequestsDeferred"}},
+		{"requests-deferred", []string{"VLLMRequestsDeferred"}, []string{"VLLMAdmissionRejections", "VLLMThroughputCollapse"}},
+		{"external-cache-miss", []string{"VLLMExternalPrefixCacheNoHits"}, []string{"VLLMPrefixCacheHitRateLow"}},
+		{"nan-logits", []string{"VLLMRequestsCorrupted"}, nil},
+		{"steady", nil, []string{"VLLMAdmissionRejections", "VLLMRequestsDeferred", "VLLMExternalPrefixCacheNoHits", "VLLMRequestsCorrupted", "VLLMEngineHung"}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			span := 90 * time.Minute
-			rep := backtestScenario(t, simulator.Options{SpecDecode: true, KVConnector: true}, c.scenario, span, pack, features)
+			rep := backtestScenario(t, simulator.Options{SpecDecode: true, KVConnector: true, NaNCheck: true}, c.scenario, span, pack, features)
 			fired := map[string]time.Time{}
 			for _, r := range rep.Rules {
 				if len(r.Firing) > 0 {
@@ -141,7 +146,9 @@ func TestDCGMScenariosFireThePack(t *testing.T) {
 		{"xid-hardware", []string{"GPUXIDHardwareError"}},
 		{"row-remap-failure", []string{"GPURowRemapFailure", "GPUUncorrectableRemappedRows"}},
 		{"pcie-replays", []string{"GPUPCIeReplays"}},
-		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUXIDHardwareError"}},
+		{"ecc-double-bit", []string{"GPUDoubleBitECCErrors", "GPUHealthCheckFailed", "GPUXIDHardwareError"}},
+		{"nvlink-errors", []string{"GPUHealthCheckFailed", "GPUNVLinkErrors"}},
+		{"xid-storm", []string{"GPUXIDError", "GPUXIDErrorsRepeating"}},
 		{"idle", []string{"GPUIdleWithModelLoaded"}},
 		{"down", []string{"DCGMExporterDown"}},
 	} {
@@ -254,6 +261,90 @@ func TestSGLangPDImbalanceFires(t *testing.T) {
 			}
 			if found != 2 {
 				t.Errorf("the sglang pack has %d of the two P/D imbalance alerts", found)
+			}
+		})
+	}
+}
+
+// A hung engine behind a live server (the simulator's hung scenario:
+// requests arrive, none finishes, running and waiting read 0) fires the
+// hung-engine alert of each server's pack, after the hang began; steady
+// load does not. vLLM's VLLMThroughputCollapse, which needs a queue,
+// stays silent on it: the gap VLLMEngineHung closes.
+func TestHungEngineFires(t *testing.T) {
+	for _, c := range []struct {
+		server      simulator.Server
+		pack, alert string
+		silent      string
+	}{
+		{simulator.ServerVLLM, "vllm", "VLLMEngineHung", "VLLMThroughputCollapse"},
+		{simulator.ServerTGI, "tgi", "TGIEngineHung", ""},
+		{simulator.ServerSGLang, "sglang", "SGLangEngineHung", ""},
+	} {
+		pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", c.pack, c.pack+".rules.yaml")
+		for _, scenario := range []string{"steady", "hung"} {
+			t.Run(c.pack+"/"+scenario, func(t *testing.T) {
+				rep := backtestScenario(t, simulator.Options{Server: c.server}, scenario, 60*time.Minute, pack)
+				fired := map[string]time.Time{}
+				for _, r := range rep.Rules {
+					if len(r.Firing) > 0 {
+						fired[r.Name] = r.Firing[0].Start
+					}
+				}
+				at, ok := fired[c.alert]
+				switch {
+				case scenario == "hung" && !ok:
+					t.Errorf("%s did not fire on a hung engine; fired: %v", c.alert, fired)
+				case scenario == "hung" && at.Before(scenarioStart.Add(scenarioOnset)):
+					t.Errorf("%s fired at %s, before the hang", c.alert, at.Sub(scenarioStart))
+				case scenario == "steady" && ok:
+					t.Errorf("%s fired on steady load at %s", c.alert, at.Sub(scenarioStart))
+				}
+				if _, ok := fired[c.silent]; ok && c.silent != "" {
+					t.Errorf("%s fired on %s; it needs a queue the hung engine does not show", c.silent, scenario)
+				}
+			})
+		}
+	}
+}
+
+// SGLang's P/D prefill-worker scenarios (--kv-connector --prefill-worker)
+// and scheduler-stuck each fire their alert, after the scenario began, and
+// none of the three fires on steady load, on a prefill or a unified server.
+func TestSGLangNewAlertsFire(t *testing.T) {
+	pack := filepath.Join(testbin.RepoRoot(t), "examples", "packs", "sglang", "sglang.rules.yaml")
+	prefill := simulator.Options{Server: simulator.ServerSGLang, KVConnector: true, PrefillWorker: true}
+	unified := simulator.Options{Server: simulator.ServerSGLang}
+	all := []string{"SGLangPrefillRetries", "SGLangKVBootstrapSlow", "SGLangSchedulerStuck"}
+	for _, c := range []struct {
+		name, scenario string
+		opts           simulator.Options
+		want           string
+	}{
+		{"prefill/steady", "steady", prefill, ""},
+		{"prefill/prefill-retries", "prefill-retries", prefill, "SGLangPrefillRetries"},
+		{"prefill/kv-bootstrap-slow", "kv-bootstrap-slow", prefill, "SGLangKVBootstrapSlow"},
+		{"unified/steady", "steady", unified, ""},
+		{"unified/scheduler-stuck", "scheduler-stuck", unified, "SGLangSchedulerStuck"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := backtestScenario(t, c.opts, c.scenario, 50*time.Minute, pack)
+			fired := map[string]time.Time{}
+			for _, r := range rep.Rules {
+				if len(r.Firing) > 0 {
+					fired[r.Name] = r.Firing[0].Start
+				}
+			}
+			for _, a := range all {
+				at, ok := fired[a]
+				switch {
+				case a == c.want && !ok:
+					t.Errorf("%s did not fire on %s; fired: %v", a, c.scenario, fired)
+				case a == c.want && at.Before(scenarioStart.Add(scenarioOnset)):
+					t.Errorf("%s fired at %s, before the scenario", a, at.Sub(scenarioStart))
+				case a != c.want && ok:
+					t.Errorf("%s fired at %s on %s", a, at.Sub(scenarioStart), c.name)
+				}
 			}
 		})
 	}

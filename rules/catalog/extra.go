@@ -83,12 +83,25 @@ var appearsOn = map[string]string{
 	"http_request_size_bytes":       "the first API request",
 	"http_response_size_bytes":      "the first API request",
 	"http_request_duration_seconds": "the first API request",
+	// SGLang's --enable-metrics HTTP middleware and the scheduler's token
+	// counter (prometheus_client, labelled): nothing before the first
+	// request or the first token.
+	"sglang:http_requests_total":   "the first HTTP request",
+	"sglang:http_responses_total":  "the first HTTP response",
+	"sglang:realtime_tokens_total": "the first token processed",
+	// P/D prefill worker: labelled, so nothing before the first
+	// optimistic prefill retry or the first bootstrap handshake.
+	"sglang:num_prefill_retries_total": "the first prefill retry",
+	"sglang:kv_transfer_bootstrap_ms":  "the first P/D bootstrap",
 	// client_golang CounterVec: a labelled series exists once incremented.
 	// The EPP counts an error with its error_code when it happens.
 	"inference_objective_request_error_total":         "the first failed request",
 	"inference_model_request_error_total":             "the first failed request",
 	"llm_d_inference_scheduler_pd_decision_total":     "the first scheduling decision",
 	"llm_d_inference_scheduler_disagg_decision_total": "the first scheduling decision",
+	// llm-d's data layer counts poll and extract failures by plugin type.
+	"llm_d_inference_scheduler_datalayer_poll_errors_total":    "the first failed poll of a pod",
+	"llm_d_inference_scheduler_datalayer_extract_errors_total": "the first failed extraction",
 }
 
 // units the catalogue gives in prose or not at all. Names that end in
