@@ -1,9 +1,12 @@
 package notifier
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"strings"
 
+	"github.com/prometheus/alertmanager/alert"
 	amconfig "github.com/prometheus/alertmanager/config"
 	"github.com/prometheus/alertmanager/config/receiver"
 	"github.com/prometheus/alertmanager/notify"
@@ -36,9 +39,22 @@ func (n *Notifier) upstreamIntegrations(r Receiver, tmpl *template.Template) ([]
 	out := make([]notify.Integration, 0, len(ints))
 	for i := range ints {
 		in := &ints[i]
-		out = append(out, notify.NewIntegration(n.metrics.wrap(in, r.Name, in.Name()), in, in.Name(), in.Index(), r.Name))
+		out = append(out, notify.NewIntegration(n.metrics.wrap(retryRateLimited{in}, r.Name, in.Name()), in, in.Name(), in.Index(), r.Name))
 	}
 	return out, nil
+}
+
+// retryRateLimited retries a 429 answer, which some of Alertmanager's
+// integrations (Teams, Discord, Webex...) give up on: a rate limit is
+// temporary. paged's webhooks do the same.
+type retryRateLimited struct{ next notify.Notifier }
+
+func (r retryRateLimited) Notify(ctx context.Context, alerts ...*alert.Alert) notify.NotifyVerdict {
+	v := r.next.Notify(ctx, alerts...)
+	if err := v.Err(); err != nil && !v.ShouldRetry() && strings.Contains(err.Error(), "unexpected status code 429") {
+		return notify.Retry(v.Delay(), err, v.Reason())
+	}
+	return v
 }
 
 // Paged's defaults for the fields a user did not set. They are templates
