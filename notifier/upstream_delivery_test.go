@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/pagedhq/paged/notifier/notifiertest"
 	"github.com/pagedhq/paged/rules"
 )
@@ -152,5 +154,41 @@ receivers:
 	smtp.Wait(t, deliveryTimeout, func(s *notifiertest.SMTP) bool { return len(s.Mails()) == 2 })
 	if s := smtp.Mails()[1].Subject; !strings.HasPrefix(s, "[RESOLVED] KVCacheSaturated") {
 		t.Errorf("resolve mail subject %q", s)
+	}
+}
+
+// A restart between fire and resolve, the first process never shut down: the notification log on disk tells
+// the new process the trigger was sent, so it sends no second one, and
+// its resolve carries the same dedup key: one incident, opened then
+// resolved.
+func TestPagerDutyOneIncidentAcrossRestart(t *testing.T) {
+	pd := notifiertest.NewPagerDuty(t)
+	conf := fmt.Sprintf(tinyRoute, "pd") + fmt.Sprintf(`
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key: pd-key
+        url: %s
+`, pd.URL())
+	dir := t.TempDir()
+	n1 := start(t, conf, Options{StoragePath: dir})
+	a := firing("KVCacheSaturated")
+	n1.Notify(context.Background(), []*rules.Alert{a})
+	pd.Wait(t, deliveryTimeout, func(p *notifiertest.PagerDuty) bool { return len(p.Events()) == 1 })
+	// Once the entry shows, it is in the log's segment on disk. n1 is
+	// never stopped, as after a kill -9: nothing is flushed at shutdown.
+	waitFor(t, func() bool { return nflogEntries(n1.Notifier) == 1 })
+
+	n2 := start(t, conf, Options{StoragePath: dir})
+	n2.Notify(context.Background(), []*rules.Alert{a}) // the rules send it again after a restart
+	waitFor(t, func() bool { return testutil.ToFloat64(n2.metrics.flushes.WithLabelValues("pd")) >= 1 })
+	n2.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
+	pd.Wait(t, deliveryTimeout, func(p *notifiertest.PagerDuty) bool {
+		inc := p.Incidents()
+		return len(inc) > 0 && inc[0].Resolved
+	})
+	inc := pd.Incidents()
+	if len(inc) != 1 || inc[0].Opened != 1 || strings.Join(inc[0].Events, ",") != "trigger,resolve" {
+		t.Errorf("incidents across the restart: %+v", inc)
 	}
 }
