@@ -82,6 +82,7 @@ func resolveNotifierPaths(c *notifier.Config, dir string) {
 			w.HMACSecretFile = joinDir(dir, w.HMACSecretFile)
 			w.HTTPConfig.SetDirectory(dir)
 		}
+		r.SetUpstreamDirectory(dir)
 	}
 	for i := range c.Alertmanagers {
 		c.Alertmanagers[i].HTTPConfig.SetDirectory(dir)

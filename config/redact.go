@@ -265,6 +265,9 @@ func redactNode(n *yaml.Node, key string) *yaml.Node {
 		switch {
 		case n.Kind == yaml.MappingNode && i%2 == 0:
 			kc := *ch
+			// A comment is dropped with its key: it may hold a secret
+			// someone commented out.
+			kc.HeadComment, kc.LineComment, kc.FootComment = "", "", ""
 			c.Content = append(c.Content, &kc)
 		case n.Kind == yaml.MappingNode:
 			k := n.Content[i-1].Value

@@ -42,6 +42,12 @@ type Receiver struct {
 	Name           string           `yaml:"name"`
 	SlackConfigs   []*SlackConfig   `yaml:"slack_configs"`
 	WebhookConfigs []*WebhookConfig `yaml:"webhook_configs"`
+	// Upstream holds the receiver's other integrations (pagerduty_configs,
+	// email_configs, msteamsv2_configs...), decoded by Alertmanager's
+	// config package with its defaults and the notifier's global: block
+	// applied (config_upstream.go). Its SlackConfigs and WebhookConfigs
+	// are always empty.
+	Upstream amconfig.Receiver `yaml:"-"`
 }
 
 // SlackConfig configures one Slack destination. Keys follow Alertmanager
@@ -175,9 +181,22 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	var errs []error
 	var siNode *yaml.Node
 	amKeys := map[string][2]*yaml.Node{}
+	// Alertmanager's global block gives defaults to the receivers decoded
+	// by Alertmanager's config package: read it first.
+	var global *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "global" {
+			g, err := decodeGlobal(k, v)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			global = g
+		}
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
+		case "global":
 		case "route", "inhibit_rules", "time_intervals", "mute_time_intervals":
 			amKeys[k.Value] = [2]*yaml.Node{k, v}
 		case "templates":
@@ -185,7 +204,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 				errs = append(errs, err)
 			}
 		case "receivers":
-			errs = append(errs, c.decodeReceivers(v)...)
+			errs = append(errs, c.decodeReceivers(v, global)...)
 		case "slack_interactivity":
 			if isNull(v) {
 				continue
@@ -248,7 +267,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
-func (c *Config) decodeReceivers(v *yaml.Node) []error {
+func (c *Config) decodeReceivers(v, global *yaml.Node) []error {
 	if isNull(v) {
 		return nil
 	}
@@ -297,8 +316,10 @@ func (c *Config) decodeReceivers(v *yaml.Node) []error {
 					r.WebhookConfigs = append(r.WebhookConfigs, w)
 				}
 			default:
-				if strings.HasSuffix(k.Value, "_configs") {
-					errs = append(errs, posErr(k, "receiver: %s is not supported by paged (slack_configs and webhook_configs are; forward to an Alertmanager with alertmanagers: for the others)", k.Value))
+				if upstreamKeys()[k.Value] {
+					errs = append(errs, decodeUpstream(&r, global, k, val)...)
+				} else if strings.HasSuffix(k.Value, "_configs") {
+					errs = append(errs, posErr(k, "receiver: %s is not a receiver type of Alertmanager %s", k.Value, AlertmanagerVersion))
 				} else {
 					errs = append(errs, posErr(k, "receiver: unknown key %q", k.Value))
 				}

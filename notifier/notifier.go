@@ -472,11 +472,10 @@ type slackKey struct {
 
 // build makes everything that can fail, without touching the running parts.
 func (n *Notifier) build(c *Config) (*built, error) {
-	tmpl, err := template.FromGlobs(c.Templates)
+	tmpl, err := newTemplate(c.Templates, n.links())
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, err
 	}
-	tmpl.ExternalURL = n.external
 	b := &built{tmpl: tmpl, routes: dispatch.NewRoute(c.am.Route, nil), receivers: map[string][]notify.Integration{}, staleEdits: map[string]map[int]bool{}, slacks: map[slackKey]*slackNotifier{}, interactive: map[string]map[int]bool{}}
 	active := map[string]bool{}
 	b.routes.Walk(func(r *dispatch.Route) { active[r.RouteOpts.Receiver] = true })
@@ -552,7 +551,11 @@ func (n *Notifier) integrations(r Receiver, tmpl *template.Template, interactive
 		}
 		ints = append(ints, notify.NewIntegration(n.metrics.wrap(w, r.Name, "webhook"), w, "webhook", i, r.Name))
 	}
-	return ints, nil
+	up, err := n.upstreamIntegrations(r, tmpl)
+	if err != nil {
+		return nil, err
+	}
+	return append(ints, up...), nil
 }
 
 func (n *Notifier) links() linkBuilder {

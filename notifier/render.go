@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/notify"
-	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 )
@@ -73,11 +72,10 @@ func RenderPayloads(ctx context.Context, conf *Config, opts RenderOptions, g Ren
 	if err != nil {
 		return nil, fmt.Errorf("external URL: %w", err)
 	}
-	tmpl, err := template.FromGlobs(conf.Templates)
+	tmpl, err := newTemplate(conf.Templates, linkBuilder{external: external, runbookBase: opts.RunbookBaseURL})
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, err
 	}
-	tmpl.ExternalURL = external
 	rec := &recorder{}
 	n := &Notifier{
 		opts:     Options{Transport: rec, RunbookBaseURL: opts.RunbookBaseURL},
@@ -89,7 +87,11 @@ func RenderPayloads(ctx context.Context, conf *Config, opts RenderOptions, g Ren
 	// With slack_interactivity, a bot's message carries the buttons, as
 	// first posted (no press applied yet).
 	n.acts = &slackActions{n: n, logger: n.logger}
-	ints, err := n.integrations(*r, tmpl, conf.SlackInteractivity != nil, nil)
+	// Email speaks SMTP to its smarthost, which no recorder can stand in
+	// for: RenderPayloads renders the HTTP integrations only.
+	rr := *r
+	rr.Upstream.EmailConfigs = nil
+	ints, err := n.integrations(rr, tmpl, conf.SlackInteractivity != nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/notify"
-	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/common/model"
 )
 
@@ -49,14 +48,13 @@ func SendTest(ctx context.Context, opts Options, receiver string) ([]SendResult,
 	if !ok {
 		return nil, fmt.Errorf("receiver %q is not defined", receiver)
 	}
-	if len(r.SlackConfigs)+len(r.WebhookConfigs) == 0 {
-		return nil, fmt.Errorf("receiver %q has no slack_configs or webhook_configs", receiver)
+	if len(r.SlackConfigs)+len(r.WebhookConfigs)+upstreamCount(&r.Upstream) == 0 {
+		return nil, fmt.Errorf("receiver %q has no integrations", receiver)
 	}
-	tmpl, err := template.FromGlobs(n.conf.Templates)
+	tmpl, err := newTemplate(n.conf.Templates, n.links())
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, err
 	}
-	tmpl.ExternalURL = n.external
 	ints, err := n.integrations(*r, tmpl, false, nil)
 	if err != nil {
 		return nil, err
