@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -46,9 +47,10 @@ func (c *lintCmd) Run(e *env) error {
 		return usageError("lint: give at least one rule file, directory or glob (or --paged-config)")
 	}
 	var loaded []*rules.File
+	var pc *config.Config
 	if c.PagedConfig != "" {
-		pc, err := loadConfig(e, c.PagedConfig)
-		if err != nil {
+		var err error
+		if pc, err = loadConfig(e, c.PagedConfig); err != nil {
 			return err
 		}
 		c.Paths = append(c.Paths, pc.RuleFilePaths...)
@@ -123,6 +125,13 @@ func (c *lintCmd) Run(e *env) error {
 	findings, src, err := rules.LintFiles(files, paths, opts, cfg)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+	}
+	if pc != nil && pc.Notifier != nil {
+		nf, nsrc, err := lintNotifier(pc, opts, cfg)
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+		}
+		findings, src = mergeFindings(findings, src, nf, nsrc)
 	}
 	if c.WriteBaseline != "" {
 		return writeBaseline(e, c.WriteBaseline, findings, src)
