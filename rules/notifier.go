@@ -75,6 +75,15 @@ func (r *Route) path() ([]RouteMatcher, bool) {
 	return out, true
 }
 
+func (r *Route) hasAncestorNode(n *yaml.Node) bool {
+	for ; r != nil; r = r.Parent {
+		if r.Node == n {
+			return true
+		}
+	}
+	return false
+}
+
 // walk calls fn for r and every route under it, parents first.
 func (r *Route) walk(fn func(*Route)) {
 	if r == nil {
@@ -135,7 +144,8 @@ func ParseNotifier(block *yaml.Node) *Notifier {
 		return n
 	}
 	if v := mapValue(block, "route"); v != nil && v.Kind == yaml.MappingNode {
-		n.Route = parseRoute(v, nil)
+		budget := maxRoutes
+		n.Route = parseRoute(v, nil, &budget)
 	}
 	if v := mapValue(block, "receivers"); v != nil && v.Kind == yaml.SequenceNode {
 		for _, item := range v.Content {
@@ -166,7 +176,14 @@ func ParseNotifier(block *yaml.Node) *Notifier {
 	return n
 }
 
-func parseRoute(m *yaml.Node, parent *Route) *Route {
+// maxRoutes bounds the routes read from one block: aliases can make a
+// tree of a few lines exponentially large.
+const maxRoutes = 10000
+
+// parseRoute reads the route at m and its children, leaving out a child
+// that is (through an alias) one of its own ancestors.
+func parseRoute(m *yaml.Node, parent *Route, budget *int) *Route {
+	*budget--
 	r := &Route{Node: m, Parent: parent}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i].Value, resolve(m.Content[i+1])
@@ -192,8 +209,8 @@ func parseRoute(m *yaml.Node, parent *Route) *Route {
 		case "routes":
 			if v.Kind == yaml.SequenceNode {
 				for _, c := range v.Content {
-					if c = resolve(c); c.Kind == yaml.MappingNode {
-						r.Routes = append(r.Routes, parseRoute(c, r))
+					if c = resolve(c); c.Kind == yaml.MappingNode && *budget > 0 && !r.hasAncestorNode(c) {
+						r.Routes = append(r.Routes, parseRoute(c, r, budget))
 					}
 				}
 			}
@@ -266,7 +283,7 @@ func parseReceiver(m *yaml.Node) *NotifierReceiver {
 		case strings.HasSuffix(k, "_configs") && v.Kind == yaml.SequenceNode:
 			r.Integrations += len(v.Content)
 			for _, c := range v.Content {
-				collectTemplates(resolve(c), r)
+				collectTemplates(resolve(c), r, 0)
 			}
 		}
 	}
@@ -275,7 +292,10 @@ func parseReceiver(m *yaml.Node) *NotifierReceiver {
 
 // collectTemplates gathers the templated strings and key_labels of one
 // integration.
-func collectTemplates(n *yaml.Node, r *NotifierReceiver) {
+func collectTemplates(n *yaml.Node, r *NotifierReceiver, depth int) {
+	if depth > 16 {
+		return // no integration is this deep; an alias loop is
+	}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if strings.Contains(n.Value, "{{") {
@@ -292,11 +312,11 @@ func collectTemplates(n *yaml.Node, r *NotifierReceiver) {
 				}
 				continue
 			}
-			collectTemplates(v, r)
+			collectTemplates(v, r, depth+1)
 		}
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
-			collectTemplates(resolve(c), r)
+			collectTemplates(resolve(c), r, depth+1)
 		}
 	}
 }
