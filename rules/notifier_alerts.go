@@ -96,8 +96,8 @@ var BuiltinAlerts = []struct {
 
 var builtinAnnotations = []string{"description", "runbook_url", "summary"}
 
-// possibleAlerts lists what the rules can send, or nil when no rule is
-// known or a file could not be read (its alerts are unknown).
+// possibleAlerts lists what the rules can send, or nil when no alerting
+// rule is known or a file could not be read (its alerts are unknown).
 func possibleAlerts(opts NotifierOptions) []*PossibleAlert {
 	if len(opts.Rules) == 0 {
 		return nil
@@ -117,6 +117,11 @@ func possibleAlerts(opts NotifierOptions) []*PossibleAlert {
 				out = append(out, ruleAlert(r, opts))
 			}
 		}
+	}
+	if len(out) == 0 {
+		// Only recording rules: paged is likely the notifier of alerts
+		// posted to its API, which no file here describes.
+		return nil
 	}
 	if opts.Builtin {
 		for _, b := range BuiltinAlerts {
