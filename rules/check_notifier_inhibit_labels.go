@@ -80,20 +80,35 @@ func carriedBy(alerts []*PossibleAlert, label string) bool {
 	return false
 }
 
-// alertNames lists the names of alerts, at most five, without repeats.
+// alertNames lists the names of alerts, at most five, without repeats;
+// paged's built-in alerts are named as such.
 func alertNames(alerts []*PossibleAlert) string {
 	var names []string
 	seen := map[string]bool{}
+	builtin := false
 	for _, a := range alerts {
+		if a.builtin {
+			builtin = true
+			continue
+		}
 		if !seen[a.Name] {
 			seen[a.Name] = true
 			names = append(names, a.Name)
 		}
 	}
 	if len(names) > 5 {
-		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+		names = append(names[:5], fmt.Sprintf("%d more", len(names)-5))
 	}
-	return strings.Join(names, ", ")
+	if builtin {
+		names = append(names, "paged's built-in alerts")
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func matcherList(ms []RouteMatcher) string {

@@ -15,6 +15,8 @@ import (
 // that finds no possible alert with a label has proved that none has it.
 type PossibleAlert struct {
 	Name string
+	// builtin: one of paged's own alerts (BuiltinAlerts).
+	builtin bool
 	// fixed are labels whose value is written in the rule; "" marks a
 	// label the rule removes (an empty value deletes it).
 	fixed map[string]string
@@ -125,7 +127,7 @@ func possibleAlerts(opts NotifierOptions) []*PossibleAlert {
 	}
 	if opts.Builtin {
 		for _, b := range BuiltinAlerts {
-			a := &PossibleAlert{Name: b.Name, fixed: map[string]string{}, templated: map[string]bool{}, expr: onlyLabels(), annotations: map[string]bool{}}
+			a := &PossibleAlert{Name: b.Name, builtin: true, fixed: map[string]string{}, templated: map[string]bool{}, expr: onlyLabels(), annotations: map[string]bool{}}
 			for k, v := range b.Labels {
 				if v == "" {
 					a.templated[k] = true
