@@ -27,7 +27,7 @@ type lintCmd struct {
 	Base                string   `name:"base" placeholder:"REV" help:"Git revision the change is compared with (e.g. main): rules that still use a recording rule removed since REV are reported (rule/dependency)."`
 	Baseline            string   `name:"baseline" placeholder:"FILE" type:"string" help:"Accept the findings FILE lists (written by --write-baseline): they are not shown and do not fail the run; new findings are."`
 	WriteBaseline       string   `name:"write-baseline" placeholder:"FILE" type:"string" help:"Write every finding of this run to FILE as accepted, for --baseline, and exit 0."`
-	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
+	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show), and its notifier block against the alerts they can send (the notifier/... checks)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
 
