@@ -20,6 +20,10 @@ type Check struct {
 	Rule  func(p *Pass, r *Rule)
 	Group func(p *Pass, g *Group)
 	File  func(p *Pass, f *File)
+	// Notifier checks look at the notifier block of a paged.yaml (or an
+	// alertmanager.yml) with the alerts its rules can send
+	// (LintNotifier); rule files never reach them.
+	Notifier func(p *Pass, n *Notifier)
 }
 
 // Pass is what a check gets while it runs: the file, the configuration and

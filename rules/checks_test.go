@@ -65,6 +65,9 @@ func TestChecks(t *testing.T) {
 
 func lintGolden(t *testing.T, path, check string) string {
 	t.Helper()
+	if strings.HasPrefix(check, "notifier/") {
+		return lintNotifierGolden(t, path, check)
+	}
 	f, err := ReadFile(path, ParseOptions{})
 	if err != nil {
 		t.Fatal(err)

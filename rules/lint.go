@@ -48,7 +48,7 @@ func dedupe(fs []Finding) []Finding {
 // nil for a check that has a function of its own.
 func loaderCheck(name string) *Check {
 	for _, ch := range Checks() {
-		if ch.Name == name && ch.Rule == nil && ch.Group == nil && ch.File == nil {
+		if ch.Name == name && ch.Rule == nil && ch.Group == nil && ch.File == nil && ch.Notifier == nil {
 			return ch
 		}
 	}

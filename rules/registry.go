@@ -58,6 +58,14 @@ var registry = []*Check{
 	checkAlertsCount,
 	checkQueryCost,
 	checkRuleExternalLabels,
+	// The notifier block of a paged.yaml (LintNotifier).
+	checkNotifierRouteShadowed,
+	checkNotifierReceiverUnused,
+	checkNotifierReceiverEmpty,
+	checkNotifierInhibitLabels,
+	checkNotifierGroupBy,
+	checkNotifierTemplateRefs,
+	checkNotifierTimeLocation,
 }
 
 // Checks returns every registered check.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -26,7 +27,7 @@ type lintCmd struct {
 	Base                string   `name:"base" placeholder:"REV" help:"Git revision the change is compared with (e.g. main): rules that still use a recording rule removed since REV are reported (rule/dependency)."`
 	Baseline            string   `name:"baseline" placeholder:"FILE" type:"string" help:"Accept the findings FILE lists (written by --write-baseline): they are not shown and do not fail the run; new findings are."`
 	WriteBaseline       string   `name:"write-baseline" placeholder:"FILE" type:"string" help:"Write every finding of this run to FILE as accepted, for --baseline, and exit 0."`
-	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show)."`
+	PagedConfig         string   `name:"paged-config" placeholder:"FILE" type:"string" help:"Also lint what this paged.yaml loads: its rule_files and its packs with their overrides applied (findings in a pack at pack:<name>:LINE:COL, the lines of paged packs show), and its notifier block against the alerts they can send (the notifier/... checks)."`
 	Paths               []string `arg:"" optional:"" help:"Rule files, directories (walked recursively) or globs." name:"path"`
 }
 
@@ -46,9 +47,10 @@ func (c *lintCmd) Run(e *env) error {
 		return usageError("lint: give at least one rule file, directory or glob (or --paged-config)")
 	}
 	var loaded []*rules.File
+	var pc *config.Config
 	if c.PagedConfig != "" {
-		pc, err := loadConfig(e, c.PagedConfig)
-		if err != nil {
+		var err error
+		if pc, err = loadConfig(e, c.PagedConfig); err != nil {
 			return err
 		}
 		c.Paths = append(c.Paths, pc.RuleFilePaths...)
@@ -123,6 +125,13 @@ func (c *lintCmd) Run(e *env) error {
 	findings, src, err := rules.LintFiles(files, paths, opts, cfg)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+	}
+	if pc != nil && pc.Notifier != nil {
+		nf, nsrc, err := lintNotifier(pc, opts, cfg)
+		if err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("lint: %w", err)}
+		}
+		findings, src = mergeFindings(findings, src, nf, nsrc)
 	}
 	if c.WriteBaseline != "" {
 		return writeBaseline(e, c.WriteBaseline, findings, src)
