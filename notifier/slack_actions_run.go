@@ -80,6 +80,14 @@ func (a *slackActions) showPending(ctx context.Context) {
 // expireResolved expires the silences "until resolved" whose group has
 // no firing alert left. Both peers of a pair do it; the second finds it
 // expired.
+//
+// The silence mutes its group's resolution too, and the dispatcher drops
+// a group once its resolution went through the pipeline, muted or not:
+// the group is then gone moments after it resolved. So when paged does
+// not hold the group, the alerts paged holds decide: one the silence
+// matches that fires keeps it, a resolved one and none firing ends it.
+// Only when paged holds no alert the silence matches (none sent since a
+// restart) does the grace apply.
 func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 	sils, _, err := a.n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
 	if err != nil {
@@ -92,11 +100,17 @@ func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 		}
 		receiver, gkey := s.Annotations[silenceAnnotationReceiver], s.Annotations[silenceAnnotationGroup]
 		g := a.n.liveGroup(ctx, receiver, gkey)
-		switch {
-		case g != nil && groupFiring(g, now):
+		if g != nil && groupFiring(g, now) {
 			continue
-		case g == nil && (now.Sub(started) < untilResolvedGrace || now.Sub(s.StartsAt.AsTime()) < untilResolvedGrace):
-			continue
+		}
+		if g == nil {
+			firing, seen := a.silencedAlerts(ctx, s.Id, now)
+			switch {
+			case firing:
+				continue
+			case !seen && (now.Sub(started) < untilResolvedGrace || now.Sub(s.StartsAt.AsTime()) < untilResolvedGrace):
+				continue
+			}
 		}
 		if err := a.n.silences.Expire(ctx, s.Id); err != nil {
 			continue // expired by the peer meanwhile, or gone
@@ -109,6 +123,26 @@ func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 			}
 		}
 	}
+}
+
+// silencedAlerts reports whether an alert paged holds that silence id
+// matches is firing, and whether paged holds any it matches.
+func (a *slackActions) silencedAlerts(ctx context.Context, id string, now time.Time) (firing, seen bool) {
+	it := a.n.alerts.GetPending()
+	defer it.Close()
+	for pa := range it.Next() {
+		if pa == nil || pa.Data == nil {
+			continue
+		}
+		if _, err := a.n.silences.QueryOne(ctx, silence.QIDs(id), silence.QMatches(pa.Data.Labels)); err != nil {
+			continue
+		}
+		seen = true
+		if !pa.Data.ResolvedAt(now) {
+			return true, true
+		}
+	}
+	return false, seen
 }
 
 // silenceMessage finds which slack_configs entry's message a silence came

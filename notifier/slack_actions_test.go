@@ -435,3 +435,41 @@ func TestSlackSilenceUntilResolvedEnds(t *testing.T) {
 		t.Errorf("the message does not show the group resolved:\n%s", m.Blocks)
 	}
 }
+
+// A silence until resolved mutes its group's resolution too, after which
+// the dispatcher no longer holds the group: the watcher finds the
+// resolved alert among those paged holds and expires the silence, with
+// no grace for a restart since paged received the resolution.
+func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "1h", ""), Options{})
+	ctx := context.Background()
+	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
+	n.Notify(ctx, []*rules.Alert{kv})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	press := pressPayload(ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", "C0ALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(press, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("press: %d %s", w.Code, w.Body)
+	}
+	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 {
+		t.Fatalf("%d active silences, want 1", len(sils))
+	}
+	gkey := sils[0].Annotations[silenceAnnotationGroup]
+
+	// Still firing: kept.
+	n.acts.expireResolved(ctx, time.Now())
+	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || !silenceActive(sil, time.Now()) {
+		t.Fatalf("the silence of a firing group was expired")
+	}
+	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
+	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the group stayed in the dispatcher after its muted resolution")
+		}
+	}
+	n.acts.expireResolved(ctx, time.Now())
+	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || silenceActive(sil, time.Now()) {
+		t.Errorf("the silence until resolved is still active after its group resolved: %v", sil)
+	}
+}
