@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/alertmanager/alert"
+	"github.com/prometheus/alertmanager/nflog"
+	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/notify"
 )
 
@@ -52,13 +54,23 @@ func (s ackStage) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Ale
 	}
 	if end == "" {
 		e := slackEntry(s.acts.n.nflog, s.receiver, s.idx, gkey)
-		if e != nil && sameSet(firing, e.FiringAlerts) {
-			// Nothing changed since the message: a repeat.
-			s.acts.suppressed.Inc()
-			l.Debug("repeat notification held back: the group is acknowledged", "group", gkey)
-			return ctx, nil, nil
+		switch {
+		case e == nil:
+			// The message's entry expired (paged was down for longer than
+			// it lives): what would go out says again what the message
+			// says.
+		case sameSet(firing, e.FiringAlerts):
+			// Nothing changed since the message: a repeat. Its entry
+			// lives twice the repeat_interval and a held repeat writes
+			// none, so it is written again, as it is: an acknowledgement
+			// that outlasts it keeps holding, and the message its record.
+			s.keep(ctx, l, gkey, e)
+		default:
+			return ctx, out, nil // some alerts resolved: the message shows it
 		}
-		return ctx, out, nil // some alerts resolved: the message shows it
+		s.acts.suppressed.Inc()
+		l.Debug("repeat notification held back: the group is acknowledged", "group", gkey)
+		return ctx, nil, nil
 	}
 	st.store.SetStr(actAckEnd, end)
 	if err := s.acts.writeActions(actionRef{Receiver: s.receiver, Idx: s.idx, GroupKey: gkey}, st.store, st.firing); err != nil {
@@ -70,4 +82,13 @@ func (s ackStage) Exec(ctx context.Context, l *slog.Logger, alerts ...*alert.Ale
 		Labels:  groupLabels(ctx),
 		Details: history.Details(map[string]string{"reason": end, "acknowledged_by": st.str(actAckUser)})})
 	return ctx, out, nil
+}
+
+// keep writes the message's notification log entry again as it is, with
+// the expiry the notify pipeline gives it (SetNotifiesStage).
+func (s ackStage) keep(ctx context.Context, l *slog.Logger, gkey string, e *nflogpb.Entry) {
+	repeat, _ := notify.RepeatInterval(ctx)
+	if err := s.acts.n.nflog.Log(e.Receiver, gkey, e.FiringAlerts, e.ResolvedAlerts, e.MutedAlerts, nflog.NewStore(e), 2*repeat); err != nil {
+		l.Warn("the acknowledged group's message entry not renewed", "group", gkey, "err", err)
+	}
 }

@@ -473,3 +473,41 @@ func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
 		t.Errorf("the silence until resolved is still active after its group resolved: %v", sil)
 	}
 }
+
+// The message's notification log entry lives twice the repeat_interval,
+// and a held repeat writes none: an acknowledgement that outlasts it must
+// still hold the repeats back (maintenance collects expired entries here
+// every 50ms; a restart drops them at once).
+func TestSlackAckOutlastsRepeatInterval(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "200ms", ""), Options{MaintenanceInterval: 50 * time.Millisecond})
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	// CALERTS: the stand-in's id of #alerts, where the message is.
+	ack := pressPayload(ActionAck, buttonValues(t, post.Blocks)[ActionAck], "U0ANA", "CALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("ack: %d", w.Code)
+	}
+	waitMessage(t, s, post.Channel, post.TS, "Acknowledged by")
+	// From the first repeat held on, no flush from before the
+	// acknowledgement is under way.
+	for deadline := time.Now().Add(10 * time.Second); testutil.ToFloat64(n.acts.suppressed) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no repeat held back")
+		}
+	}
+	before := len(s.Calls())
+	// Six more, each a repeat_interval after the one before: well past
+	// the entry's 400ms.
+	for deadline := time.Now().Add(20 * time.Second); testutil.ToFloat64(n.acts.suppressed) < 7; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) || len(s.Calls()) > before {
+			break
+		}
+	}
+	for _, c := range s.Calls()[before:] {
+		t.Errorf("acknowledged group notified again: %s %s", c.Method, c.Text)
+	}
+	if got := testutil.ToFloat64(n.acts.suppressed); got < 7 {
+		t.Errorf("held repeats = %v, want 7", got)
+	}
+}
