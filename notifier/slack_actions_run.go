@@ -6,9 +6,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/alertmanager/silence/silencepb"
+	"github.com/prometheus/common/model"
 )
 
 // actionsInterval is how often the notifier looks for group messages
@@ -103,12 +106,14 @@ func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 		if g != nil && groupFiring(g, now) {
 			continue
 		}
+		var matched []*alert.Alert
 		if g == nil {
-			firing, seen := a.silencedAlerts(ctx, s.Id, now)
+			var firing bool
+			matched, firing = a.silencedAlerts(ctx, s.Id, now)
 			switch {
 			case firing:
 				continue
-			case !seen && (now.Sub(started) < untilResolvedGrace || now.Sub(s.StartsAt.AsTime()) < untilResolvedGrace):
+			case len(matched) == 0 && (now.Sub(started) < untilResolvedGrace || now.Sub(s.StartsAt.AsTime()) < untilResolvedGrace):
 				continue
 			}
 		}
@@ -117,17 +122,32 @@ func (a *slackActions) expireResolved(ctx context.Context, started time.Time) {
 		}
 		a.logger.Info("silence from Slack expired: its group resolved", "silence", s.Id, "receiver", receiver, "group", gkey)
 		a.n.recordSilence(ctx, s.Id, history.OutcomeExpired)
-		if g != nil {
-			if idx, ok := a.silenceMessage(receiver, gkey); ok {
-				_ = a.editMessage(ctx, actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}, "", "")
-			}
+		idx, ok := a.silenceMessage(receiver, gkey)
+		if !ok {
+			continue
+		}
+		ref := actionRef{Receiver: receiver, Idx: idx, GroupKey: gkey}
+		var err error
+		switch {
+		case g != nil:
+			err = a.editMessage(ctx, ref, "", "")
+		case len(matched) > 0:
+			// The resolution went through muted, and may never be sent
+			// now that the silence is over: the message's entry expires
+			// twice the repeat_interval after its last notification,
+			// which a long silence outlasts. The message is brought to
+			// it here.
+			err = a.editResolved(ctx, ref, silenceLabels(s), matched)
+		}
+		if err != nil {
+			a.logger.Warn("slack message not edited after its silence ended with the group", "receiver", receiver, "group", gkey, "err", err)
 		}
 	}
 }
 
-// silencedAlerts reports whether an alert paged holds that silence id
-// matches is firing, and whether paged holds any it matches.
-func (a *slackActions) silencedAlerts(ctx context.Context, id string, now time.Time) (firing, seen bool) {
+// silencedAlerts returns the alerts paged holds that silence id matches,
+// and whether one of them is firing.
+func (a *slackActions) silencedAlerts(ctx context.Context, id string, now time.Time) (matched []*alert.Alert, firing bool) {
 	it := a.n.alerts.GetPending()
 	defer it.Close()
 	for pa := range it.Next() {
@@ -137,12 +157,26 @@ func (a *slackActions) silencedAlerts(ctx context.Context, id string, now time.T
 		if _, err := a.n.silences.QueryOne(ctx, silence.QIDs(id), silence.QMatches(pa.Data.Labels)); err != nil {
 			continue
 		}
-		seen = true
+		matched = append(matched, pa.Data)
 		if !pa.Data.ResolvedAt(now) {
-			return true, true
+			firing = true
 		}
 	}
-	return false, seen
+	return matched, firing
+}
+
+// silenceLabels are the labels a silence from a message matches on (its
+// group's labels: groupSilence).
+func silenceLabels(s *silencepb.Silence) model.LabelSet {
+	ls := model.LabelSet{}
+	for _, set := range s.MatcherSets {
+		for _, m := range set.Matchers {
+			if m.Type == silencepb.Matcher_EQUAL {
+				ls[model.LabelName(m.Name)] = model.LabelValue(m.Pattern)
+			}
+		}
+	}
+	return ls
 }
 
 // silenceMessage finds which slack_configs entry's message a silence came

@@ -511,3 +511,49 @@ func TestSlackAckOutlastsRepeatInterval(t *testing.T) {
 		t.Errorf("held repeats = %v, want 7", got)
 	}
 }
+
+// A silence until resolved that outlasts the message's notification log
+// entry (twice the repeat_interval; muted flushes write none): when the
+// group resolves, its resolution goes through muted and, the entry gone,
+// is never sent once the silence has expired. The watcher that expires
+// the silence edits the message itself, from the alerts the silence
+// matched: resolved, and the silence ended with the group.
+func TestSlackSilenceUntilResolvedShowsResolution(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, "200ms", ""), Options{MaintenanceInterval: 50 * time.Millisecond})
+	ctx := context.Background()
+	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
+	n.Notify(ctx, []*rules.Alert{kv})
+	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	// CALERTS: the stand-in's id of #alerts, where the message is.
+	press := pressPayload(ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", "CALERTS", post.TS)
+	if w := serveInteraction(n.Notifier, signedRequest(press, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("press: %d %s", w.Code, w.Body)
+	}
+	waitMessage(t, s, post.Channel, post.TS, "until the group resolves")
+	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 {
+		t.Fatalf("%d active silences, want 1", len(sils))
+	}
+	gkey := sils[0].Annotations[silenceAnnotationGroup]
+	for deadline := time.Now().Add(10 * time.Second); slackEntry(n.nflog, "oncall", 0, gkey) != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the message's notification log entry was never collected")
+		}
+	}
+	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
+	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the group stayed in the dispatcher after its muted resolution")
+		}
+	}
+	n.acts.expireResolved(ctx, time.Now())
+	m, _ := s.Message("CALERTS", post.TS)
+	shown := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(m.Blocks))
+	if !strings.Contains(shown, "Silence by <@U0ANA> ended: the group resolved") || !strings.Contains(shown, "RESOLVED") {
+		t.Errorf("the message after the group resolved:\n%s", shown)
+	}
+	if strings.Contains(shown, ActionUnsilence) {
+		t.Errorf("the resolved message still offers %s:\n%s", ActionUnsilence, shown)
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/nflog"
 	"github.com/prometheus/alertmanager/notify"
+	"github.com/prometheus/common/model"
 	"github.com/slack-go/slack"
 )
 
@@ -138,13 +140,42 @@ func (a *slackActions) editMessage(ctx context.Context, ref actionRef, channel, 
 	if g == nil {
 		return errors.New("the group is not held (yet)")
 	}
+	return a.renderEdit(ctx, s, ref, channel, ts, g.Labels, g.Alerts)
+}
+
+// editResolved brings the message of a group paged no longer holds up to
+// date: its alerts, resolved, are given. The message is the one the
+// notification log knows, else the one the group's last action was on.
+func (a *slackActions) editResolved(ctx context.Context, ref actionRef, labels model.LabelSet, alerts []*alert.Alert) error {
+	s := a.n.slackNotifierFor(ref.Receiver, ref.Idx)
+	if s == nil {
+		return errors.New("the slack_configs entry is gone")
+	}
+	st := loadActions(a.n.nflog, ref.Receiver, ref.Idx, ref.GroupKey)
+	channel, ts := st.str(actChannel), st.str(actMessageTS)
+	if e := slackEntry(a.n.nflog, ref.Receiver, ref.Idx, ref.GroupKey); e != nil {
+		st := nflog.NewStore(e)
+		if t, _ := st.GetStr(storeTS); t != "" {
+			channel, _ = st.GetStr(storeChannel)
+			ts = t
+		}
+	}
+	if channel == "" || ts == "" {
+		return errors.New("no message known for the group")
+	}
+	return a.renderEdit(ctx, s, ref, channel, ts, labels, alerts)
+}
+
+// renderEdit renders the group's message from its alerts and actions and
+// edits it.
+func (a *slackActions) renderEdit(ctx context.Context, s *slackNotifier, ref actionRef, channel, ts string, labels model.LabelSet, alerts []*alert.Alert) error {
 	rctx := notify.WithReceiverName(ctx, ref.Receiver)
 	rctx = notify.WithGroupKey(rctx, ref.GroupKey)
-	rctx = notify.WithGroupLabels(rctx, g.Labels)
+	rctx = notify.WithGroupLabels(rctx, labels)
 	rctx = notify.WithNow(rctx, time.Now())
 	// Not a notification: the message is only brought up to date.
 	rctx = notify.WithNotificationReason(rctx, notify.ReasonUnknown)
-	_, msg, err := s.render(rctx, g.Alerts)
+	_, msg, err := s.render(rctx, alerts)
 	if err != nil {
 		return err
 	}
