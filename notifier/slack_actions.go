@@ -160,6 +160,9 @@ func pressesOf(cb *slack.InteractionCallback) []press {
 func (a *slackActions) handle(ctx context.Context, cb *slack.InteractionCallback) {
 	for _, p := range pressesOf(cb) {
 		res := a.apply(ctx, p)
+		if res.outcome == actApplied {
+			a.n.waitGossip(ctx)
+		}
 		label := p.action
 		if actionVerb(label) == "" {
 			label = "unknown" // the label's values stay the buttons paged makes
@@ -333,6 +336,29 @@ func (a *slackActions) apply(ctx context.Context, p press) actionResult {
 	}
 	res.outcome, res.edit = actApplied, true
 	return res
+}
+
+// maxGossipWait bounds waitGossip, so that Slack hears back within its
+// three seconds whatever the cluster's gossip_interval.
+const maxGossipWait = time.Second
+
+// waitGossip waits, in a cluster, until a change just written has gone
+// out to the peers: two gossip intervals, in each of which memberlist
+// sends the changes queued to up to three peers (every peer of a pair),
+// each change several times. Answering Slack only then, a member killed
+// right after its answer leaves the action with its peer: the
+// acknowledgement holds there, the silence is in its API, and its
+// notifier edits the message. Without a peer it returns at once.
+func (n *Notifier) waitGossip(ctx context.Context) {
+	if n.peer == nil || n.peer.ClusterSize() < 2 {
+		return
+	}
+	t := time.NewTimer(min(2*n.opts.Cluster.GossipInterval, maxGossipWait))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // writeActions writes a group's actions entry and waits until it is on
