@@ -279,7 +279,6 @@ func TestSlackInteractAckHoldsRepeats(t *testing.T) {
 
 			r.press(m, notifier.ActionAck, userBob)
 			r.waitMessage("bob's acknowledgement", func(s shown) bool { return s.says("👀 Acknowledged by <@U0BOB> at ") })
-			r.checkRepeatsHeld(m)
 			mark = len(r.slack.Calls())
 			r.kv.set("vllm-0", 0.1)
 			r.kv.set("vllm-1", 0.1)
@@ -289,7 +288,7 @@ func TestSlackInteractAckHoldsRepeats(t *testing.T) {
 			if !strings.Contains(s.blocks, "RESOLVED") || s.has(notifier.ActionAck) || s.has(notifier.ActionUnack) {
 				t.Errorf("the resolved message: %v\n%s", s, s.blocks)
 			}
-			if len(r.since(mark, "chat.postMessage")) == 0 {
+			if !slices.ContainsFunc(r.since(mark, "chat.postMessage"), func(c notifiertest.SlackCall) bool { return strings.HasPrefix(c.Text, "✅ Resolved") }) {
 				t.Errorf("no notification of the resolution in the thread")
 			}
 		})
