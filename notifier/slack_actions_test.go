@@ -253,9 +253,12 @@ func TestSlackAckHoldsRepeats(t *testing.T) {
 		n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
 		time.Sleep(200 * time.Millisecond)
 	}
+	// A notification edits the message and replies in its thread; the
+	// edit that follows the press (or its recheck) may land after the
+	// mark, a reply may not.
 	calls := s.Calls()[before:]
 	for _, c := range calls {
-		if c.Method == "chat.postMessage" || c.Method == "chat.update" {
+		if c.Method == "chat.postMessage" {
 			t.Errorf("acknowledged group notified again: %s %s", c.Method, c.Text)
 		}
 	}
