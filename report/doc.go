@@ -8,5 +8,7 @@
 // A page is a notification sent with firing alerts in it. The members of
 // an HA pair each record what they sent: a page is counted once by its
 // group, receiver and firing alerts, however many members (or
-// integrations of the receiver) delivered it within DedupWindow.
+// integrations of the receiver) delivered it within DedupWindow; the
+// same integration of the same member delivering it again (the group
+// fired again after resolving, or repeated) is another page.
 package report

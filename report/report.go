@@ -45,7 +45,8 @@ type Options struct {
 	// Top is the length of the noisiest list. Default 10.
 	Top int
 	// DedupWindow: the same page (group, receiver, firing alerts)
-	// recorded again within it is counted once. Default 1m.
+	// delivered by another integration or another source within it is
+	// counted once. Default 1m.
 	DedupWindow time.Duration
 }
 
@@ -220,7 +221,8 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 	}
 	opts.setDefaults()
 	b := newBuilder(opts)
-	for _, src := range sources {
+	for i, src := range sources {
+		b.source = i
 		q := history.Query{Types: types, Start: opts.From, End: opts.To, Limit: history.MaxLimit}
 		for {
 			p, err := src.Query(ctx, q)
@@ -243,6 +245,7 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 type page struct {
 	at       time.Time
 	key      string // group, receiver, firing alerts
+	delivery string // source and integration
 	group    string
 	receiver string
 	alerts   []string // the alert names of its firing alerts, each once
@@ -267,6 +270,7 @@ type silence struct {
 
 type builder struct {
 	opts       Options
+	source     int // index of the source being read
 	events     int
 	pages      []page
 	acks       []ack
@@ -362,7 +366,7 @@ func (b *builder) addNotification(e *history.Event) {
 		b.resolvedAt[e.GroupKey] = append(b.resolvedAt[e.GroupKey], e.Time)
 		return
 	}
-	p := page{at: e.Time, group: e.GroupKey, receiver: e.Receiver}
+	p := page{at: e.Time, group: e.GroupKey, receiver: e.Receiver, delivery: fmt.Sprint(b.source, "/", e.Integration)}
 	var fps []string
 	for _, a := range d.Alerts {
 		if a.Status != "firing" {
@@ -416,15 +420,23 @@ func (b *builder) report() *Report {
 			r.WorkingDays = append(r.WorkingDays, strings.ToLower(time.Weekday(d).String()[:3]))
 		}
 	}
-	// Pages, each once.
+	// Pages, each once: a delivery of the same alerts of a group to the
+	// same receiver by another integration or another member within the
+	// window is the same page; the same integration of the same member
+	// delivering it again is a new one (the group fired again, or repeated).
 	slices.SortStableFunc(b.pages, func(x, y page) int { return x.at.Compare(y.at) })
-	last := map[string]time.Time{}
+	type current struct {
+		at         time.Time
+		deliveries map[string]bool
+	}
+	last := map[string]*current{}
 	pages := b.pages[:0]
 	for _, p := range b.pages {
-		if t, ok := last[p.key]; ok && p.at.Sub(t) <= o.DedupWindow {
+		if c := last[p.key]; c != nil && p.at.Sub(c.at) <= o.DedupWindow && !c.deliveries[p.delivery] {
+			c.deliveries[p.delivery] = true
 			continue
 		}
-		last[p.key] = p.at
+		last[p.key] = &current{at: p.at, deliveries: map[string]bool{p.delivery: true}}
 		pages = append(pages, p)
 	}
 	alerts := map[string]*AlertStats{}

@@ -180,3 +180,22 @@ func TestBuildValidates(t *testing.T) {
 		}
 	}
 }
+
+// A group that fires again seconds after it resolved is paged again: the
+// same integration of the same member delivering the same alerts within
+// the window is another page, not a copy.
+func TestPagedAgainWithinTheWindow(t *testing.T) {
+	fl := map[string]string{"f1": "Flappy"}
+	s := store(t,
+		notif("g", "oncall", "webhook", history.OutcomeSent, t0, fl, ""),
+		notif("g", "oncall", "webhook", history.OutcomeSent, t0.Add(3*time.Second), nil, ""),
+		notif("g", "oncall", "webhook", history.OutcomeSent, t0.Add(6*time.Second), fl, ""),
+		notif("g", "oncall", "email", history.OutcomeSent, t0.Add(7*time.Second), fl, ""))
+	r, err := Build(context.Background(), Options{From: t0.Add(-time.Hour), To: t0.Add(time.Hour)}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pages != 2 {
+		t.Errorf("%d pages, want 2 (the email is the second page's copy)", r.Pages)
+	}
+}

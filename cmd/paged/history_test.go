@@ -235,6 +235,20 @@ func TestHistoryEndToEnd(t *testing.T) {
 		}
 	}
 	checkOnce(t, after)
+	// paged history prints them, from the running paged and from its
+	// storage directory.
+	for _, args := range [][]string{{"--url", p.web}, {"--storage.path", filepath.Join(dir, "data")}} {
+		out := mustRun(t, append([]string{"history", "--alertname", "QueueBacklog"}, args...)...)
+		var types []string
+		for _, line := range strings.Split(out, "\n")[1:] {
+			if f := strings.Fields(line); len(f) > 4 {
+				types = append(types, f[3])
+			}
+		}
+		if !subsequence(types, []string{"pending", "firing", "notification", "silence", "resolved"}) || !strings.Contains(out, "alice") {
+			t.Errorf("paged history %s:\n%s", args[0], out)
+		}
+	}
 	if n := len(topLevel(slack.Calls())); n != 1 {
 		t.Errorf("%d top-level Slack messages, want 1", n)
 	}
