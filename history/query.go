@@ -28,6 +28,9 @@ type Query struct {
 	Alertname string
 	// Fingerprint selects the events of one alert.
 	Fingerprint string
+	// GroupKey selects the events of one notification group
+	// (notifications and acknowledgements).
+	GroupKey string
 	// Types selects events of these types.
 	Types []string
 	// Start and End bound the events' times, both included.
@@ -116,6 +119,9 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	}
 	if q.Fingerprint != "" {
 		where, args = append(where, "fingerprint = ?"), append(args, q.Fingerprint)
+	}
+	if q.GroupKey != "" {
+		where, args = append(where, "group_key = ?"), append(args, q.GroupKey)
 	}
 	if len(q.Types) > 0 {
 		where = append(where, "type IN (?"+strings.Repeat(", ?", len(q.Types)-1)+")")

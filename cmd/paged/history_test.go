@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pagedhq/paged/history"
+	"github.com/pagedhq/paged/internal/testbin"
 	"github.com/pagedhq/paged/notifier/notifiertest"
 )
 
@@ -182,6 +184,23 @@ func TestHistoryEndToEnd(t *testing.T) {
 		evs, _ = p.history(t, ofAlert)
 		return strings.Contains(strings.Join(sequence(t, evs), " "), "silence:created:alice")
 	})
+	// The alerts page links the alert's timeline, in a browser.
+	dom := testbin.ChromiumDOM(t, p.web+"/")
+	m := regexp.MustCompile(`<a class="history" href="(history\?alertname=QueueBacklog&amp;fingerprint=([0-9a-f]{16}))">History</a>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no History link on the alerts page:\n%s", dom)
+	}
+	timeline := p.web + "/" + strings.ReplaceAll(m[1], "&amp;", "&")
+	var fp string
+	for _, e := range evs {
+		if e.Type == history.TypeFiring {
+			fp = e.Fingerprint
+		}
+	}
+	if m[2] != fp {
+		t.Errorf("the History link's fingerprint %s is not the firing event's %s", m[2], fp)
+	}
+
 	p.kill9(t)
 	p = startPaged(t, bin, config, web)
 	waitUntil(t, 60*time.Second, "the restarted paged", p.ready)
@@ -214,6 +233,27 @@ func TestHistoryEndToEnd(t *testing.T) {
 		}
 	}
 	checkOnce(t, evs)
+
+	// The timeline in a browser: the pending and firing bands, the
+	// notification sent with its Slack ts, the silence by alice, and the
+	// events in order; /graph of the rule links it too.
+	dom = testbin.ChromiumDOM(t, timeline)
+	var bands, rows []string
+	for _, b := range regexp.MustCompile(`class="band state-(\w+)"`).FindAllStringSubmatch(dom, -1) {
+		bands = append(bands, b[1])
+	}
+	for _, r := range regexp.MustCompile(`<tr class="event" data-type="(\w+)"`).FindAllStringSubmatch(dom, -1) {
+		rows = append(rows, r[1])
+	}
+	if strings.Join(bands, " ") != "pending firing" || !subsequence(rows, []string{"pending", "firing", "notification", "silence", "resolved"}) ||
+		!strings.Contains(dom, `data-kind="notification" data-outcome="sent"`) || !strings.Contains(dom, `data-kind="silence" data-outcome="created"`) ||
+		!strings.Contains(dom, `<td class="who">alice</td>`) || !strings.Contains(dom, "oncall/slack") || !strings.Contains(dom, "ts "+msg.TS) {
+		t.Errorf("timeline %s: bands %v, rows %v\n%s", timeline, bands, rows, dom)
+	}
+	dom = testbin.ChromiumDOM(t, p.web+"/graph?g0.expr="+url.QueryEscape("queue_depth > 5")+"&g0.rule=QueueBacklog&g0.range_input=15m")
+	if !regexp.MustCompile(`<a id="rule-history" href="history\?alertname=QueueBacklog&amp;end=[^"]+&amp;range=15m">`).MatchString(dom) {
+		t.Errorf("/graph of QueueBacklog does not link its history:\n%s", dom)
+	}
 
 	// kill -9 once the alert resolved: the same events, none twice.
 	p.kill9(t)
