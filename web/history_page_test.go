@@ -96,14 +96,14 @@ func TestHistoryPage(t *testing.T) {
 
 	// Every bad input is a 400 with the reason.
 	for q, want := range map[string]string{
-		"":                                    "give an alertname",
-		"alertname=KV&group=x":                "not both",
-		"alertname=KV&fingerprint=XYZ":        "invalid fingerprint",
-		"alertname=KV&range=forever":          "invalid range",
-		"alertname=KV&range=90d":              "at most 32d",
-		"alertname=KV&end=tomorrow":           "invalid end",
-		"alertname=KV&colour=red":             "unknown parameter",
-		"alertname=KV&alertname=X":            "give it once",
+		"":                                     "give an alertname",
+		"alertname=KV&group=x":                 "not both",
+		"alertname=KV&fingerprint=XYZ":         "invalid fingerprint",
+		"alertname=KV&range=forever":           "invalid range",
+		"alertname=KV&range=90d":               "at most 32d",
+		"alertname=KV&end=tomorrow":            "invalid end",
+		"alertname=KV&colour=red":              "unknown parameter",
+		"alertname=KV&alertname=X":             "give it once",
 		"alertname=" + strings.Repeat("x", 99): "invalid alertname",
 	} {
 		code, body := getPage(t, h, "/history?"+q)
