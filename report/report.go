@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -26,6 +27,16 @@ const (
 type Source interface {
 	Query(ctx context.Context, q history.Query) (history.Page, error)
 }
+
+// Scanner is a Source that reads a whole span at once (a *history.Store):
+// Build uses it when a source has it.
+type Scanner interface {
+	Scan(ctx context.Context, start, end time.Time, types []string, fn func(*history.Event) error) error
+	CountTransitions(ctx context.Context, start, end time.Time) ([]history.Transitions, error)
+}
+
+// scanned are the types a Scanner reads out; the firings it counts.
+var scanned = []string{history.TypeNotification, history.TypeAck, history.TypeSilence}
 
 // Options say what to count. Build validates them and fills the
 // defaults.
@@ -209,9 +220,6 @@ func (d Duration) String() string {
 	return time.Duration(d).Round(time.Second).String()
 }
 
-// types are the event types a report reads.
-var types = []string{history.TypeNotification, history.TypeFiring, history.TypeResolved, history.TypeAck, history.TypeSilence}
-
 // Build reads the events of the sources between opts.From and opts.To
 // and counts them. Several sources are the members of an HA pair: a
 // page both recorded counts once.
@@ -223,7 +231,24 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 	b := newBuilder(opts)
 	for i, src := range sources {
 		b.source = i
-		q := history.Query{Types: types, Start: opts.From, End: opts.To, Limit: history.MaxLimit}
+		if sc, ok := src.(Scanner); ok {
+			// The alerts' firings counted by SQLite; the notifications,
+			// acknowledgements and silences read one by one.
+			ts, err := sc.CountTransitions(ctx, opts.From, opts.To)
+			if err != nil {
+				return nil, fmt.Errorf("report: reading the history: %w", err)
+			}
+			for _, t := range ts {
+				b.addTransitions(t)
+			}
+			if err := sc.Scan(ctx, opts.From, opts.To, scanned, func(e *history.Event) error { b.add(e); return nil }); err != nil {
+				return nil, fmt.Errorf("report: reading the history: %w", err)
+			}
+			continue
+		}
+		// All types, in time order: the events of the other types are few,
+		// and a filter on types would make SQLite sort every page.
+		q := history.Query{Start: opts.From, End: opts.To, Limit: history.MaxLimit, NoLabels: true}
 		for {
 			p, err := src.Query(ctx, q)
 			if err != nil {
@@ -238,7 +263,24 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 			q.Cursor = p.Next
 		}
 	}
-	return b.report(), nil
+	r := b.report()
+	// The labels of the flapping alerts, from one of their events.
+	for i := range r.Flapping {
+		f := &r.Flapping[i]
+		for _, src := range sources {
+			if f.Labels != nil {
+				break
+			}
+			p, err := src.Query(ctx, history.Query{Fingerprint: f.Fingerprint, Types: []string{history.TypeFiring}, Start: opts.From, End: opts.To, Limit: 1})
+			if err != nil {
+				return nil, fmt.Errorf("report: reading the history: %w", err)
+			}
+			if len(p.Events) > 0 {
+				f.Labels = p.Events[0].Labels
+			}
+		}
+	}
+	return r, nil
 }
 
 // page is one delivery of a firing notification.
@@ -288,13 +330,15 @@ func newBuilder(opts Options) *builder {
 // notificationDetails is what the notifier writes in a notification's
 // details.
 type notificationDetails struct {
-	Firing int    `json:"firing"`
-	Error  string `json:"error"`
-	Alerts []struct {
-		Fingerprint string `json:"fingerprint"`
-		Alertname   string `json:"alertname"`
-		Status      string `json:"status"`
-	} `json:"alerts"`
+	Firing int             `json:"firing"`
+	Error  string          `json:"error"`
+	Alerts []notifiedAlert `json:"alerts"`
+}
+
+type notifiedAlert struct {
+	Fingerprint string `json:"fingerprint"`
+	Alertname   string `json:"alertname"`
+	Status      string `json:"status"`
 }
 
 // silenceDetails is Alertmanager's event recorder's silence event.
@@ -315,25 +359,20 @@ type silenceDetail struct {
 }
 
 func (b *builder) add(e *history.Event) {
-	b.events++
+	if e.Type != history.TypeFiring && e.Type != history.TypeResolved {
+		b.events++ // addTransitions counts those
+	}
 	switch e.Type {
 	case history.TypeNotification:
 		b.addNotification(e)
 	case history.TypeFiring, history.TypeResolved:
-		fp := e.Fingerprint
-		if fp == "" {
-			return
-		}
-		s := b.alerts[fp]
-		if s == nil {
-			s = &fpStats{alertname: e.Alertname, labels: e.Labels}
-			b.alerts[fp] = s
-		}
+		t := history.Transitions{Fingerprint: e.Fingerprint, Alertname: e.Alertname, Labels: e.Labels}
 		if e.Type == history.TypeFiring {
-			s.fired++
+			t.Fired = 1
 		} else {
-			s.resolve++
+			t.Resolved = 1
 		}
+		b.addTransitions(t)
 	case history.TypeAck:
 		if e.Outcome == history.OutcomeAcknowledged && e.GroupKey != "" {
 			b.acks = append(b.acks, ack{at: e.Time, group: e.GroupKey})
@@ -343,9 +382,42 @@ func (b *builder) add(e *history.Event) {
 	}
 }
 
+// firingZero is how the notifier's details say a notification carried no
+// firing alert (json.Marshal of a map: compact, no leading zeros).
+var firingZero = [][]byte{[]byte(`"firing":0,`), []byte(`"firing":0}`)}
+
+// addTransitions counts an alert's firings and resolutions.
+func (b *builder) addTransitions(t history.Transitions) {
+	if t.Fingerprint == "" {
+		return
+	}
+	s := b.alerts[t.Fingerprint]
+	if s == nil {
+		s = &fpStats{alertname: t.Alertname}
+		b.alerts[t.Fingerprint] = s
+	}
+	if s.labels == nil {
+		s.labels = t.Labels
+	}
+	s.fired += t.Fired
+	s.resolve += t.Resolved
+	b.events += t.Fired + t.Resolved
+}
+
 func (b *builder) addNotification(e *history.Event) {
 	var d notificationDetails
-	_ = json.Unmarshal(e.Details, &d)
+	if e.Outcome == history.OutcomeSent && e.Fingerprint != "" && e.Alertname != "" {
+		// One alert, sent: its fingerprint and name are the event's, and
+		// whether it fired is all the details need say.
+		if bytes.Contains(e.Details, firingZero[0]) || bytes.Contains(e.Details, firingZero[1]) {
+			d.Firing = 0
+		} else {
+			d.Firing = 1
+			d.Alerts = []notifiedAlert{{Fingerprint: e.Fingerprint, Alertname: e.Alertname, Status: "firing"}}
+		}
+	} else {
+		_ = json.Unmarshal(e.Details, &d)
+	}
 	if e.Outcome == history.OutcomeFailed {
 		k := [2]string{e.Receiver, e.Integration}
 		f := b.failures[k]
