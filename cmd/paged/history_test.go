@@ -200,6 +200,10 @@ func TestHistoryEndToEnd(t *testing.T) {
 	if m[2] != fp {
 		t.Errorf("the History link's fingerprint %s is not the firing event's %s", m[2], fp)
 	}
+	// The Slack message's History button opens the same timeline.
+	if b := buttonURL(t, msg.Blocks, "history"); b != timeline {
+		t.Errorf("the Slack message's History button links %q, want the alerts page's %q", b, timeline)
+	}
 
 	p.kill9(t)
 	p = startPaged(t, bin, config, web)
