@@ -6,7 +6,7 @@
 #
 #   bench/run-all.sh [name...]      (default: all of them, about 50 minutes)
 #
-# Names: embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog startup.
+# Names: embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog history startup.
 # Needs what each benchmark needs (scripts/test.sh installs Prometheus,
 # Alertmanager and promtool); lint needs PINT or PINT_SRC (bench/lint.sh);
 # embedded compares with a Prometheus 3 built from the module version paged
@@ -33,8 +33,9 @@ declare -A cmd=(
 	[chart]="go run ./bench/chart -rounds 5 -n 50"
 	[commit]="go test -run ^\$ -bench StateCommit10k -benchtime 50x -count 5 ./engine/"
 	[nflog]="go test -run ^\$ -bench NflogDurable -count 2 ./notifier/"
+	[history]="go run ./bench/history && go test -run ^\$ -bench StateCommit10k -benchtime 20x -count 3 ./engine/"
 )
-order=(embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog startup)
+order=(embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog history startup)
 [ $# -gt 0 ] && order=("$@")
 for name in "${order[@]}"; do
 	c=${cmd[$name]:-}

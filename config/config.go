@@ -106,6 +106,9 @@ type Config struct {
 	// Cluster is the cluster: block: gossip with the other instance of an
 	// HA pair. Disabled unless cluster.listen_address is set.
 	Cluster ClusterConfig
+	// Report is the report: block: what paged report counts as working
+	// hours and as flapping.
+	Report ReportConfig
 	// Notifier is the notifier: block (Alertmanager route, inhibit_rules,
 	// receivers, alertmanagers), ${ENV} already expanded. The notifier
 	// decodes and validates it; nil when the block is absent.
@@ -212,6 +215,36 @@ type HistoryConfig struct {
 	// MaxBytes bounds the size of the history file; past it the oldest
 	// events are deleted, never the newest.
 	MaxBytes int64
+}
+
+// ReportConfig is the report: block, read by paged report.
+type ReportConfig struct {
+	// TimeZone is where the working hours are. Default UTC.
+	TimeZone *time.Location
+	// WorkStart and WorkEnd are the working hours, as offsets from
+	// midnight in TimeZone (working_hours: 09:00-18:00, the default). A
+	// page at or after WorkStart and before WorkEnd on a working day is
+	// in working hours.
+	WorkStart, WorkEnd time.Duration
+	// WorkingDays, by time.Weekday. Default Monday to Friday.
+	WorkingDays [7]bool
+	// FlappingThreshold: an alert that fired and resolved more than this
+	// many times in the report's span is flapping. Default 3.
+	FlappingThreshold int
+}
+
+// DefaultFlappingThreshold is report.flapping_threshold.
+const DefaultFlappingThreshold = 3
+
+// DefaultReport is the report: block of a file that has none.
+func DefaultReport() ReportConfig {
+	return ReportConfig{
+		TimeZone:          time.UTC,
+		WorkStart:         9 * time.Hour,
+		WorkEnd:           18 * time.Hour,
+		WorkingDays:       [7]bool{time.Monday: true, time.Tuesday: true, time.Wednesday: true, time.Thursday: true, time.Friday: true},
+		FlappingThreshold: DefaultFlappingThreshold,
+	}
 }
 
 // WebConfig is the web: block.
@@ -411,6 +444,14 @@ func Parse(data []byte, path string, getenv func(string) string) (*Config, error
 					cfg.Web.MaxRequestBytesInFlight, cfg.Web.MaxRequestBodyBytes)
 			}
 		}},
+		field{"report", func(n *yaml.Node, key string) {
+			d.mapping(n, key,
+				field{"time_zone", d.timeZone(&cfg.Report.TimeZone)},
+				field{"working_hours", d.workingHours(&cfg.Report.WorkStart, &cfg.Report.WorkEnd)},
+				field{"working_days", d.weekdays(&cfg.Report.WorkingDays)},
+				field{"flapping_threshold", d.positiveInt(&cfg.Report.FlappingThreshold)},
+			)
+		}},
 		field{"cluster", func(n *yaml.Node, key string) {
 			clusterNode = n
 			d.cluster(n, key, &cfg.Cluster)
@@ -518,6 +559,7 @@ func Default() *Config {
 			RegexpQueryTimeout:      DefaultRegexpQueryTimeout,
 		},
 		Cluster: defaultClusterConfig(),
+		Report:  DefaultReport(),
 	}
 }
 

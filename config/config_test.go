@@ -106,6 +106,10 @@ func TestLoadConfigGood(t *testing.T) {
 	if h := cfg.Storage.History; h.Retention != 14*24*time.Hour || h.MaxBytes != 20<<30 {
 		t.Errorf("storage.history = %+v, want 14d and 20GiB", h)
 	}
+	if r := cfg.Report; r.TimeZone.String() != "Europe/Paris" || r.WorkStart != 8*time.Hour+30*time.Minute || r.WorkEnd != 17*time.Hour+30*time.Minute ||
+		r.WorkingDays != [7]bool{time.Monday: true, time.Tuesday: true, time.Wednesday: true, time.Thursday: true} || r.FlappingThreshold != 5 {
+		t.Errorf("report = %+v", r)
+	}
 	if cfg.Web.ListenAddress != "127.0.0.1:19095" || cfg.Web.AuthRequired() {
 		t.Errorf("web = %+v", cfg.Web)
 	}
@@ -124,6 +128,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if cfg.Web.ListenAddress != DefaultListenAddress {
 		t.Errorf("listen_address = %v", cfg.Web.ListenAddress)
+	}
+	if r := cfg.Report; r.TimeZone != time.UTC || r.WorkStart != 9*time.Hour || r.WorkEnd != 18*time.Hour || r.WorkingDays[time.Saturday] || !r.WorkingDays[time.Friday] || r.FlappingThreshold != 3 {
+		t.Errorf("report defaults = %+v", r)
 	}
 	if cfg.Global.ExternalURL.String() != "http://"+DefaultListenAddress {
 		t.Errorf("external_url default = %v", cfg.Global.ExternalURL)

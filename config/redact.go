@@ -52,6 +52,12 @@ func (c *Config) Redacted() (string, error) {
 				MaxBytes  int64  `yaml:"max_bytes"`
 			} `yaml:"history"`
 		} `yaml:"storage"`
+		Report struct {
+			TimeZone          string   `yaml:"time_zone"`
+			WorkingHours      string   `yaml:"working_hours"`
+			WorkingDays       []string `yaml:"working_days,flow"`
+			FlappingThreshold int      `yaml:"flapping_threshold"`
+		} `yaml:"report"`
 		Web struct {
 			ListenAddress       string `yaml:"listen_address"`
 			AuthTokenFile       string `yaml:"auth_token_file,omitempty"`
@@ -145,6 +151,14 @@ func (c *Config) Redacted() (string, error) {
 	v.Storage.Path = c.Storage.Path
 	v.Storage.History.Retention = promDuration(c.Storage.History.Retention)
 	v.Storage.History.MaxBytes = c.Storage.History.MaxBytes
+	v.Report.TimeZone = c.Report.TimeZone.String()
+	v.Report.WorkingHours = clock(c.Report.WorkStart) + "-" + clock(c.Report.WorkEnd)
+	for d, on := range c.Report.WorkingDays {
+		if on {
+			v.Report.WorkingDays = append(v.Report.WorkingDays, strings.ToLower(time.Weekday(d).String()[:3]))
+		}
+	}
+	v.Report.FlappingThreshold = c.Report.FlappingThreshold
 	v.Web.ListenAddress = c.Web.ListenAddress
 	v.Web.AuthTokenFile = c.Web.AuthTokenFile
 	v.Web.RunbooksDir = c.Web.RunbooksDir

@@ -28,6 +28,9 @@ type Query struct {
 	Alertname string
 	// Fingerprint selects the events of one alert.
 	Fingerprint string
+	// GroupKey selects the events of one notification group
+	// (notifications and acknowledgements).
+	GroupKey string
 	// Types selects events of these types.
 	Types []string
 	// Start and End bound the events' times, both included.
@@ -37,6 +40,11 @@ type Query struct {
 	Limit int
 	// Cursor continues a previous query after its last event (Page.Next).
 	Cursor string
+	// NoLabels leaves the events' Labels out (Alertname and Fingerprint
+	// stay): a reader of many events that needs the labels of few, such
+	// as the report, spares decoding them all. Matchers other than an
+	// alertname need the labels: with them it is ignored.
+	NoLabels bool
 }
 
 // Page is the answer to a Query.
@@ -117,8 +125,18 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if q.Fingerprint != "" {
 		where, args = append(where, "fingerprint = ?"), append(args, q.Fingerprint)
 	}
+	if q.GroupKey != "" {
+		where, args = append(where, "group_key = ?"), append(args, q.GroupKey)
+	}
 	if len(q.Types) > 0 {
-		where = append(where, "type IN (?"+strings.Repeat(", ?", len(q.Types)-1)+")")
+		col := "type"
+		if alertname != "" || q.Fingerprint != "" || q.GroupKey != "" {
+			// +type: not the type index. The alert's or the group's
+			// events are far fewer than a type's, which SQLite cannot
+			// know without statistics.
+			col = "+type"
+		}
+		where = append(where, col+" IN (?"+strings.Repeat(", ?", len(q.Types)-1)+")")
 		for _, t := range q.Types {
 			args = append(args, t)
 		}
@@ -134,10 +152,16 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 		if err != nil {
 			return Page{}, err
 		}
-		where = append(where, "(time > ? OR (time = ? AND id > ?))")
+		// time >= ? first: a range the time indexes answer (an OR alone
+		// would make SQLite scan from the start at every page).
+		where = append(where, "time >= ? AND (time > ? OR id > ?)")
 		args = append(args, c.ms, c.ms, c.id)
 	}
-	stmt := "SELECT id, time, type, alertname, fingerprint, labels, group_key, receiver, integration, outcome, user, details FROM events"
+	labelsCol := "labels"
+	if q.NoLabels && len(rest) == 0 {
+		labelsCol = "NULL"
+	}
+	stmt := "SELECT id, time, type, alertname, fingerprint, " + labelsCol + ", group_key, receiver, integration, outcome, user, details FROM events"
 	if len(where) > 0 {
 		stmt += " WHERE " + strings.Join(where, " AND ")
 	}

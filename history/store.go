@@ -32,6 +32,17 @@ const (
 	DefaultPruneInterval = time.Minute
 )
 
+// readPragmas size each connection's page cache (16 MiB, not SQLite's
+// default 2 MiB): the report and the timelines read many pages of a file
+// of hundreds of MiB.
+const readPragmas = "&_pragma=cache_size(-16384)"
+
+// mmapPragma maps the file into memory for a reader (paged report, paged
+// history --storage.path): a page read through the map costs no system
+// call. Not in paged run, where an I/O error under a map would be a
+// SIGBUS instead of an error the history logs and pages through.
+const mmapPragma = "&_pragma=mmap_size(1073741824)"
+
 // schemaVersion is PRAGMA user_version of a history file.
 const schemaVersion = 1
 
@@ -200,7 +211,7 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"+readPragmas+mmapPragma)
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
@@ -219,7 +230,7 @@ func openWritable(path string) (*sql.DB, error) {
 	// auto_vacuum must precede the first table: deleted events then give
 	// their pages back to the file system (incremental_vacuum in prune).
 	dsn := "file:" + path + "?_pragma=auto_vacuum(incremental)&_pragma=busy_timeout(5000)" +
-		"&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
+		"&_pragma=journal_mode(wal)&_pragma=synchronous(normal)" + readPragmas + "&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err

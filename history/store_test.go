@@ -473,3 +473,46 @@ func TestAutoVacuumSet(t *testing.T) {
 		t.Errorf("auto_vacuum = %d, %v; want 2 (incremental)", mode, err)
 	}
 }
+
+// Scan reads a span in the order of recording, by type; CountTransitions
+// counts each alert's firings and resolutions with its labels; NoLabels
+// leaves the labels out of a query.
+func TestScanAndCountTransitions(t *testing.T) {
+	s := open(t, Options{})
+	s.Record(
+		alert(TypeFiring, "A", "a", t0.Add(-2*time.Hour)), // before the span
+		alert(TypeFiring, "A", "a", t0),
+		alert(TypeResolved, "A", "a", t0.Add(time.Minute)),
+		alert(TypeFiring, "A", "a", t0.Add(2*time.Minute)),
+		Event{Time: t0.Add(3 * time.Minute), Type: TypeNotification, Labels: map[string]string{"alertname": "A"}, Receiver: "r", Outcome: OutcomeSent},
+		alert(TypeFiring, "B", "b", t0.Add(4*time.Minute)),
+		Event{Time: t0.Add(5 * time.Minute), Type: TypeAck, GroupKey: "g", User: "ana"},
+		alert(TypeFiring, "B", "b", t0.Add(3*time.Hour)), // after it
+	)
+	flush(t, s)
+	var got []string
+	err := s.Scan(context.Background(), t0, t0.Add(time.Hour), []string{TypeNotification, TypeAck}, func(e *Event) error {
+		got = append(got, e.Type+":"+e.User+e.Receiver)
+		if e.Labels != nil {
+			t.Errorf("Scan gave labels %v", e.Labels)
+		}
+		return nil
+	})
+	if err != nil || strings.Join(got, " ") != "notification:r ack:ana" {
+		t.Errorf("Scan: %v %v", got, err)
+	}
+	ts, err := s.CountTransitions(context.Background(), t0, t0.Add(time.Hour))
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("CountTransitions: %+v %v", ts, err)
+	}
+	for _, tr := range ts {
+		want := map[string][2]int{"A": {2, 1}, "B": {1, 0}}[tr.Alertname]
+		if [2]int{tr.Fired, tr.Resolved} != want || tr.Labels["instance"] == "" || tr.Fingerprint != Fingerprint(tr.Labels) {
+			t.Errorf("%+v, want fired and resolved %v with its labels", tr, want)
+		}
+	}
+	p := query(t, s, Query{Alertname: "A", NoLabels: true, Types: []string{TypeFiring}})
+	if len(p.Events) != 3 || p.Events[0].Labels != nil || p.Events[0].Fingerprint == "" {
+		t.Errorf("NoLabels: %+v", p.Events)
+	}
+}

@@ -11,7 +11,8 @@ import (
 	"github.com/pagedhq/paged/rules"
 )
 
-// linkBuilder makes the links of a message: runbooks and silences.
+// linkBuilder makes the links of a message: runbooks, silences and
+// timelines.
 type linkBuilder struct {
 	external    *url.URL // paged's external URL, without a trailing slash
 	runbookBase string   // runbook_base_url; empty means {external}/runbooks/
@@ -46,4 +47,14 @@ func (l linkBuilder) Silence(ls template.KV) string {
 	}
 	filter := "{" + strings.Join(parts, ",") + "}"
 	return l.external.String() + "/#/silences/new?filter=" + url.QueryEscape(filter)
+}
+
+// History links to the alert's timeline in paged's UI:
+// /history?alertname=…&fingerprint=… (the fingerprint is Alertmanager's,
+// which the history's is).
+func (l linkBuilder) History(alertname, fingerprint string) string {
+	if alertname == "" || fingerprint == "" {
+		return ""
+	}
+	return l.external.String() + "/history?alertname=" + url.QueryEscape(alertname) + "&fingerprint=" + url.QueryEscape(fingerprint)
 }

@@ -192,6 +192,7 @@ func alertBlocks(a template.Alert, d *template.Data, in messageInput) []slack.Bl
 	if a.Status == string(model.AlertFiring) {
 		add("silence", "Silence", in.links.Silence(a.Labels))
 	}
+	add("history", "History", in.links.History(a.Labels["alertname"], a.Fingerprint))
 	add("source", "Source", a.GeneratorURL)
 	if len(buttons) > 0 {
 		if len(buttons) > 0 && buttons[0].(*slack.ButtonBlockElement).ActionID == "runbook" {

@@ -83,6 +83,9 @@ func TestSlackBotPostsThenEditsAndReplies(t *testing.T) {
 	if got := buttons["dashboard"]; len(got) != 1 || got[0] != "https://grafana.example/d/vllm" {
 		t.Errorf("dashboard button = %v", got)
 	}
+	if got := buttons["history"]; len(got) != 1 || !strings.HasPrefix(got[0], "http://paged.example:9095/history?alertname=") || !strings.Contains(got[0], "&fingerprint=") {
+		t.Errorf("history button = %v", got)
+	}
 	if got := buttons["source"]; len(got) != 1 || got[0] != "http://prometheus.example/graph?g0.expr=up" {
 		t.Errorf("source button = %v", got)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/pagedhq/paged/history"
 )
 
-func historyHandler(t *testing.T) (*Handler, *history.Store) {
+func historyHandler(t testing.TB) (*Handler, *history.Store) {
 	t.Helper()
 	store, err := history.Open(history.Options{Path: filepath.Join(t.TempDir(), history.FileName)})
 	if err != nil {

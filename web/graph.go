@@ -167,6 +167,8 @@ type graphView struct {
 	RuleFor      string
 	ChartExpr    string
 	HasThreshold bool
+	// HistoryRange is the chart's span for the rule's timeline.
+	HistoryRange string
 }
 
 func (h *Handler) handleGraph(w http.ResponseWriter, r *http.Request) {
@@ -228,6 +230,7 @@ func (h *Handler) chartGraph(ctx context.Context, g *graphRequest, v *graphView)
 	}
 	v.HasThreshold = rr.Threshold != nil
 	v.From, v.To = rep.From.UTC().Format(time.RFC3339), rep.To.UTC().Format(time.RFC3339)
+	v.HistoryRange = model.Duration(min(max(rep.To.Sub(rep.From), time.Minute), historyPageMaxRange).Round(time.Second)).String()
 	if g.Rule != nil {
 		v.RuleFor = model.Duration(g.Rule.HoldDuration()).String()
 	}
@@ -268,7 +271,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#5
 {{- if .Error}}<p class="err" id="graph-error" role="alert">{{.Error}}</p>{{end}}
 {{- if .Rule}}
 <section id="graph">
-<h2>{{if .Req.Rule}}{{.Req.RuleName}}{{else}}Expression{{end}} <span class="muted">— {{.From}} to {{.To}}, every {{.Req.Step}}</span></h2>
+<h2>{{if .Req.Rule}}{{.Req.RuleName}}{{else}}Expression{{end}} <span class="muted">— {{.From}} to {{.To}}, every {{.Req.Step}}</span>{{if .Req.Rule}} <a id="rule-history" href="history?alertname={{.Req.RuleName}}&amp;end={{.To}}&amp;range={{.HistoryRange}}">history</a>{{end}}</h2>
 {{.SVG}}
 <dl>
 {{- if .HasThreshold}}<dt>Threshold</dt><dd><code>{{.Rule.Threshold.Op}} {{.Rule.Threshold.Value}}</code> <span class="muted">(dashed line)</span></dd>{{end}}

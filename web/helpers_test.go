@@ -19,7 +19,7 @@ func (idleEngine) Ready() (bool, string)          { return true, "" }
 
 // newTestHandler is the HTTP surface over the configuration extra (added
 // to a remote datasource and an empty rule file), an engine with no rules and no notifier.
-func newTestHandler(t *testing.T, extra string) *Handler {
+func newTestHandler(t testing.TB, extra string) *Handler {
 	t.Helper()
 	dir := t.TempDir()
 	testbin.WriteFile(t, dir, "empty.rules.yaml", "groups: []\n")

@@ -139,6 +139,7 @@ type uiAlert struct {
 	AckedAt               time.Time
 	Runbook               string // "" when there is none
 	GraphHref             string // "" when there is none
+	HistoryHref           string // its timeline, /history
 	SilenceHref           string
 	Amtool                string
 }
@@ -320,6 +321,7 @@ func (h *Handler) uiAlert(a *viewAlert, external string) uiAlert {
 		AckedBy:     a.ackedBy(),
 		Runbook:     h.uiRunbookLink(a.annotation("runbook_url")),
 		GraphHref:   uiGraphLink(a.GeneratorURL),
+		HistoryHref: historyLink(a.Name, a.Labels, h.Config().Global.ExternalLabels),
 		SilenceHref: "#/silences/new?filter=" + url.QueryEscape(matcherList(a.Labels)),
 		Amtool:      amtoolCommand(external, a.Labels),
 	}

@@ -136,6 +136,7 @@ func (h *Handler) routes() http.Handler {
 	r.Get("/runbooks/*", h.handleRunbook)
 	h.mountUI(r) // web UI: / and /ui/app.js
 	r.Get("/graph", h.handleGraph)
+	r.Get("/history", h.handleHistoryPage)
 	r.Get("/status", h.handleStatus)
 	h.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if h.notifier != nil {

@@ -77,6 +77,7 @@ type cli struct {
 	NotifyTest  notifyTestCmd  `cmd:"" name:"notify-test" help:"Send a sample alert to a receiver."`
 	Packs       packsCmd       `cmd:"" help:"The rule packs built into paged: list, show."`
 	Export      exportCmd      `cmd:"" help:"Write packs as Prometheus rule files, PrometheusRules or Mimir namespaces, and their runbooks as HTML."`
+	Report      reportCmd      `cmd:"" help:"How paging went over a span (--from -7d): pages per alert and receiver, the noisiest and flapping alerts, time to acknowledge, pages outside working hours, silences, delivery failures."`
 	History     historyCmd     `cmd:"" help:"What fired, was notified, silenced or acknowledged, oldest first: from a running paged (--url) or a storage directory (--storage.path)."`
 	Healthcheck healthcheckCmd `cmd:"" help:"Probe a running paged (default http://127.0.0.1:9095/-/healthy); exit 0 when it answers 200. For container health checks."`
 	Init        initCmd        `cmd:"" help:"Find the LLM servers a Prometheus scrapes (or scrape them), write the paged.yaml that fits, and list the pack rules that would match nothing."`

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,32 +41,11 @@ func (c *historyCmd) Run(e *env) error {
 		}
 		evs = p.Events
 	} else {
-		q := url.Values{"start": {start.UTC().Format(time.RFC3339)}, "limit": {fmt.Sprint(c.Limit)}}
-		if c.Alertname != "" {
-			q.Set("alertname", c.Alertname)
-		}
-		for _, t := range c.Type {
-			q.Add("type", t)
-		}
-		resp, err := http.Get(strings.TrimRight(c.URL, "/") + "/api/v1/history?" + q.Encode())
+		p, err := newHistoryClient(c.URL).Query(e.ctx, history.Query{Alertname: c.Alertname, Types: c.Type, Start: start, Limit: c.Limit})
 		if err != nil {
 			return &exitError{Code: exitUsage, Err: err}
 		}
-		defer resp.Body.Close()
-		var answer struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-			Data   struct {
-				Events []history.Event `json:"events"`
-			} `json:"data"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-			return &exitError{Code: exitUsage, Err: fmt.Errorf("%s: %s: %w", c.URL, resp.Status, err)}
-		}
-		if answer.Status != "success" {
-			return &exitError{Code: exitUsage, Err: fmt.Errorf("%s: %s", c.URL, answer.Error)}
-		}
-		evs = answer.Data.Events
+		evs = p.Events
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "Time\tType\tAlertname\tOutcome\tReceiver\tUser\tLabels")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -93,7 +94,7 @@ func TestSlackChartInTheThread(t *testing.T) {
 }
 
 // embeddedConfig writes a paged.yaml that scrapes g itself every second.
-func embeddedConfig(t *testing.T, dir string, g *gauge, rules, notifier string) (config, web string) {
+func embeddedConfig(t *testing.T, dir string, g http.Handler, rules, notifier string) (config, web string) {
 	t.Helper()
 	exporter := httptest.NewServer(g)
 	t.Cleanup(exporter.Close)

@@ -88,8 +88,8 @@ func TestRenderFiringMessage(t *testing.T) {
 		}
 	}
 	buttons := buttonsOf(t, m.Blocks)
-	if len(buttons) != 3 {
-		t.Fatalf("testdata has %d buttons, want Runbook, Silence, Source: %+v", len(buttons), buttons)
+	if len(buttons) != 4 {
+		t.Fatalf("testdata has %d buttons, want Runbook, Silence, History, Source: %+v", len(buttons), buttons)
 	}
 	for _, b := range buttons {
 		want := `href="` + html.EscapeString(b.URL) + `">` + html.EscapeString(b.Label) + `</a>`
