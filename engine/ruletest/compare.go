@@ -103,10 +103,11 @@ func samplesEqual(exp, got []sample, fuzzy bool) bool {
 	})
 }
 
-// lineDiff renders expected and got as a line diff: "-" for an expected
+// LineDiff renders expected and got as a line diff: "-" for an expected
 // line that is missing, "+" for a line that was not expected, " " for a
-// line both have. It is what --diff prints.
-func lineDiff(exp, got []string) string {
+// line both have. It is what --diff prints, for rule and notification
+// tests alike.
+func LineDiff(exp, got []string) string {
 	// Longest common subsequence; the lists are short.
 	n, m := len(exp), len(got)
 	lcs := make([][]int, n+1)

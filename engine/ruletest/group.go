@@ -312,7 +312,7 @@ func (r *runner) compareAlerts(g *groupRun, c AlertTestCase, kind, what string, 
 	head := fmt.Sprintf("%s    %salertname: %s, time: %s, ", g.namePrefix(), what, c.Alertname, model.Duration(c.EvalTime))
 	if r.opts.Diff {
 		g.fail(c.Pos, kind, head+"\n        diff (- expected, + got):\n            "+
-			indent(lineDiff(alertLines(exp), alertLines(got)), "            "))
+			indent(LineDiff(alertLines(exp), alertLines(got)), "            "))
 		return false
 	}
 	g.fail(c.Pos, kind, head+"\n        exp:"+indent(alertsText(exp), "            ")+
@@ -348,7 +348,7 @@ func (r *runner) checkPromQL(ctx context.Context, g *groupRun, suite *promqltest
 	}
 	if r.opts.Diff {
 		g.fail(c.Pos, kind, head+",\n        diff (- expected, + got):\n            "+
-			indent(lineDiff(sampleLines(exp), sampleLines(got)), "            "))
+			indent(LineDiff(sampleLines(exp), sampleLines(got)), "            "))
 		return
 	}
 	g.fail(c.Pos, kind, fmt.Sprintf("%s,\n        exp: %v\n        got: %v", head, samplesText(exp), samplesText(got)))
