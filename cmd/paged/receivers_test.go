@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -252,5 +254,105 @@ func TestReceiversKill9(t *testing.T) {
 				t.Logf("paged output:\n%s", p.out.String())
 			}
 		})
+	}
+}
+
+// everyReceiver is a notifier block with one receiver of every
+// Alertmanager type, and of paged's own Slack and webhook, each secret
+// read from a file under secrets/.
+const everyReceiver = `  global:
+    smtp_smarthost: mail.example.org:587
+    smtp_from: paged@example.org
+    smtp_auth_username: paged
+    smtp_auth_password_file: secrets/smtp
+    jira_api_url: https://example.atlassian.net/rest/api/2/
+  route:
+    receiver: pagerduty
+    routes:
+      - {matchers: [type=discord], receiver: discord}
+      - {matchers: [type=email], receiver: email}
+      - {matchers: [type=incidentio], receiver: incidentio}
+      - {matchers: [type=jira], receiver: jira}
+      - {matchers: [type=mattermost], receiver: mattermost}
+      - {matchers: [type=msteams], receiver: msteams}
+      - {matchers: [type=msteamsv2], receiver: msteamsv2}
+      - {matchers: [type=opsgenie], receiver: opsgenie}
+      - {matchers: [type=pushover], receiver: pushover}
+      - {matchers: [type=rocketchat], receiver: rocketchat}
+      - {matchers: [type=slack], receiver: slack}
+      - {matchers: [type=sns], receiver: sns}
+      - {matchers: [type=telegram], receiver: telegram}
+      - {matchers: [type=victorops], receiver: victorops}
+      - {matchers: [type=webex], receiver: webex}
+      - {matchers: [type=webhook], receiver: webhook}
+      - {matchers: [type=wechat], receiver: wechat}
+  receivers:
+    - {name: discord, discord_configs: [{webhook_url_file: secrets/discord}]}
+    - {name: email, email_configs: [{to: oncall@example.org, auth_password_file: secrets/email}]}
+    - {name: incidentio, incidentio_configs: [{url_file: secrets/incidentio-url, alert_source_token_file: secrets/incidentio}]}
+    - {name: jira, jira_configs: [{project: OPS, issue_type: Bug, http_config: {basic_auth: {username: paged, password_file: secrets/jira}}}]}
+    - {name: mattermost, mattermost_configs: [{webhook_url_file: secrets/mattermost}]}
+    - {name: msteams, msteams_configs: [{webhook_url_file: secrets/msteams}]}
+    - {name: msteamsv2, msteamsv2_configs: [{webhook_url_file: secrets/msteamsv2}]}
+    - {name: opsgenie, opsgenie_configs: [{api_key_file: secrets/opsgenie}]}
+    - {name: pagerduty, pagerduty_configs: [{routing_key_file: secrets/pagerduty}]}
+    - {name: pushover, pushover_configs: [{user_key_file: secrets/pushover-user, token_file: secrets/pushover}]}
+    - {name: rocketchat, rocketchat_configs: [{token_file: secrets/rocketchat, token_id_file: secrets/rocketchat-id}]}
+    - {name: slack, slack_configs: [{api_url_file: secrets/slack}]}
+    - {name: sns, sns_configs: [{topic_arn: "arn:aws:sns:us-east-1:123456789012:paged", sigv4: {region: us-east-1, profile: paged}}]}
+    - {name: telegram, telegram_configs: [{bot_token_file: secrets/telegram, chat_id: 42}]}
+    - {name: victorops, victorops_configs: [{api_key_file: secrets/victorops, routing_key: ops}]}
+    - {name: webex, webex_configs: [{room_id: room, http_config: {authorization: {credentials_file: secrets/webex}}}]}
+    - {name: webhook, webhook_configs: [{url_file: secrets/webhook}]}
+    - {name: wechat, wechat_configs: [{api_secret_file: secrets/wechat, corp_id: corp}]}
+`
+
+// TestEveryReceiverTypeLoads: a paged.yaml with one receiver of every
+// type, secrets from files, passes `paged check-config`, and `paged run`
+// becomes ready with it; no secret shows in /api/v1/status/config or the
+// log.
+func TestEveryReceiverTypeLoads(t *testing.T) {
+	bin, err := exec.LookPath("paged")
+	if err != nil {
+		t.Fatalf("the test binary is not on PATH as paged: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"discord", "email", "incidentio-url", "incidentio", "jira", "mattermost", "msteams", "msteamsv2",
+		"opsgenie", "pagerduty", "pushover-user", "pushover", "rocketchat", "rocketchat-id", "slack", "telegram", "victorops",
+		"webex", "webhook", "wechat", "smtp"} {
+		content := "file-s3cr3t-" + s
+		if strings.Contains(s, "url") || s == "discord" || strings.HasPrefix(s, "msteams") || s == "mattermost" || s == "slack" || s == "webhook" {
+			content = "https://hooks.example.org/" + content
+		}
+		if err := os.WriteFile(filepath.Join(dir, "secrets", s), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prom := scrapedBy(t, &gauge{})
+	config, web := remoteConfig(t, dir, prom.URL, "groups: []\n", everyReceiver)
+
+	out, err := exec.Command(bin, "check-config", config).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "paged.yaml: valid") {
+		t.Fatalf("check-config: %v\n%s", err, out)
+	}
+
+	p := startPaged(t, bin, config, web)
+	waitUntil(t, 60*time.Second, "paged ready", p.ready)
+	resp, err := http.Get(p.web + "/api/v1/status/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"pagerduty_configs", "wechat_configs", "sns_configs", "routing_key_file"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/api/v1/status/config lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), "s3cr3t") || strings.Contains(p.out.String(), "s3cr3t") {
+		t.Errorf("a secret in /api/v1/status/config or the log:\n%s\n%s", body, p.out.String())
 	}
 }
