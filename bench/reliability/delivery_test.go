@@ -35,6 +35,18 @@ func TestDeliveryFaults(t *testing.T) {
 		run.finish(t)
 		run.report(t, "delivery: webhook down", "paged", run.h.deliveries(), run.s.deliveries(), ws, run.h.faults)
 	})
+	t.Run("email", func(t *testing.T) {
+		t.Parallel()
+		d := pick(15*time.Second, time.Minute)
+		gap := pick(10*time.Second, 20*time.Second)
+		m := newMail(t)
+		run := startDeliveryRun(t, d, m.config())
+		ws := m.runFaults([]faultStep{{faultSMTP421, d, gap}, {faultSMTP451, d, gap}})
+		run.finishWith(t, m.deliveries)
+		f := &faulty{}
+		f.refused.Store(int64(m.Attempts() - len(m.Mails())))
+		run.report(t, "delivery: SMTP 421, 451", "paged", m.deliveries(), run.h.deliveries(), ws, f)
+	})
 	t.Run("pagerduty", func(t *testing.T) {
 		t.Parallel()
 		d := pick(15*time.Second, time.Minute)
