@@ -22,7 +22,7 @@ func TestDeliveryFaults(t *testing.T) {
 		t.Parallel()
 		d := pick(15*time.Second, time.Minute)
 		gap := pick(10*time.Second, 20*time.Second)
-		run := startDeliveryRun(t, d)
+		run := startDeliveryRun(t, d, "")
 		ws := runFaults(run.s.faults, []faultStep{{faultRateLimit, d, gap}, {faultServer, d, gap}, {faultTimeout, d, gap}})
 		run.finish(t)
 		run.report(t, "delivery: Slack 429, 500, timeout", "paged", run.s.deliveries(), run.h.deliveries(), ws, run.s.faults)
@@ -30,10 +30,48 @@ func TestDeliveryFaults(t *testing.T) {
 	t.Run("webhook", func(t *testing.T) {
 		t.Parallel()
 		d := pick(20*time.Second, time.Minute)
-		run := startDeliveryRun(t, d)
+		run := startDeliveryRun(t, d, "")
 		ws := runFaults(run.h.faults, []faultStep{{faultDown, d, pick(10*time.Second, 20*time.Second)}})
 		run.finish(t)
 		run.report(t, "delivery: webhook down", "paged", run.h.deliveries(), run.s.deliveries(), ws, run.h.faults)
+	})
+	t.Run("email", func(t *testing.T) {
+		t.Parallel()
+		d := pick(15*time.Second, time.Minute)
+		gap := pick(10*time.Second, 20*time.Second)
+		m := newMail(t)
+		run := startDeliveryRun(t, d, m.config())
+		ws := m.runFaults([]faultStep{{faultSMTP421, d, gap}, {faultSMTP451, d, gap}})
+		run.finishWith(t, m.deliveries)
+		f := &faulty{}
+		f.refused.Store(int64(m.Attempts() - len(m.Mails())))
+		run.report(t, "delivery: SMTP 421, 451", "paged", m.deliveries(), run.h.deliveries(), ws, f)
+	})
+	t.Run("pagerduty", func(t *testing.T) {
+		t.Parallel()
+		d := pick(15*time.Second, time.Minute)
+		gap := pick(10*time.Second, 20*time.Second)
+		pd := newPagerDuty(t)
+		run := startDeliveryRun(t, d, pd.config())
+		ws := runFaults(pd.faults, []faultStep{{faultRateLimit, d, gap}, {faultServer, d, gap}, {faultDown, d, gap}})
+		run.finishWith(t, pd.deliveries)
+		run.report(t, "delivery: PagerDuty 429, 500, down", "paged", pd.deliveries(), run.h.deliveries(), ws, pd.faults)
+		// A group (an instance) has an episode after another on one
+		// dedup key: its events alternate trigger and resolve, with no
+		// trigger sent twice, and end resolved.
+		inc := pd.Incidents()
+		if len(inc) == 0 {
+			t.Errorf("no PagerDuty incident")
+		}
+		for _, i := range inc {
+			alternate := len(i.Events)%2 == 0
+			for j, ev := range i.Events {
+				alternate = alternate && ev == [2]string{"trigger", "resolve"}[j%2]
+			}
+			if !alternate || !i.Resolved || i.Opened != len(i.Events)/2 {
+				t.Errorf("PagerDuty incident %s opened %d times, resolved %v: %v", i.DedupKey, i.Opened, i.Resolved, i.Events)
+			}
+		}
 	})
 }
 
@@ -60,11 +98,13 @@ func episodeTimes(d time.Duration) (high, low time.Duration) {
 // that come due during a fault from being a handful.
 func deliveryInstances() int { return pick(6, 12) }
 
-func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
+// startDeliveryRun starts paged with Slack and a webhook on one receiver,
+// and the integrations of extra (indented as in the receiver) beside them.
+func startDeliveryRun(t *testing.T, d time.Duration, extra string) *deliveryRun {
 	x := newExporter(t)
 	prom := startPrometheus(t, prometheusConfig(x, ""))
 	s, h := newSlack(t), newHook(t)
-	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h), ""))
+	p := newPaged(t, pagedConfig(t, prom.URL(), notifierConfig(s, h)+extra, ""))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("paged's output (last 6000 bytes):\n%s", tail(p.out.String(), 6000))
@@ -86,12 +126,21 @@ func startDeliveryRun(t *testing.T, d time.Duration) *deliveryRun {
 // time, ends the rest, and waits until every owed notification has
 // reached both integrations (a bail-out after a minute, which the figures
 // then show as missing).
-func (r *deliveryRun) finish(t *testing.T) {
+func (r *deliveryRun) finish(t *testing.T) { r.finishWith(t) }
+
+// finishWith is finish waiting for the deliveries of other integrations
+// as well.
+func (r *deliveryRun) finishWith(t *testing.T, others ...func() []delivery) {
 	time.Sleep(r.sch.high)
 	r.sch.finish()
 	eps := r.sch.all()
-	waitFor(t, time.Minute, "every notification at both integrations", func() bool {
-		return len(newLedger(eps, r.s.deliveries()).missing()) == 0 && len(newLedger(eps, r.h.deliveries()).missing()) == 0
+	waitFor(t, time.Minute, "every notification at every integration", func() bool {
+		for _, ds := range append([]func() []delivery{r.s.deliveries, r.h.deliveries}, others...) {
+			if len(newLedger(eps, ds()).missing()) > 0 {
+				return false
+			}
+		}
+		return true
 	})
 	time.Sleep(3 * time.Second) // room for duplicates to show up
 }

@@ -268,10 +268,12 @@ const (
 	faultServer          // 500
 	faultTimeout         // no answer within the client's timeout
 	faultDown            // the connection is closed without an answer
+	faultSMTP421         // SMTP: 421 to every MAIL command
+	faultSMTP451         // SMTP: 451 to every MAIL command
 )
 
 func (f fault) String() string {
-	return [...]string{"none", "429 Retry-After", "500", "timeout", "down"}[f]
+	return [...]string{"none", "429 Retry-After", "500", "timeout", "down", "SMTP 421", "SMTP 451"}[f]
 }
 
 // faulty wraps a handler with a switchable fault.

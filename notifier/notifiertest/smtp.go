@@ -36,8 +36,9 @@ type Mail struct {
 	TLS     bool   // sent after STARTTLS
 	User    string // the AUTH PLAIN user
 	Subject string
-	HTML    string // the text/html part, decoded
-	Text    string // the text/plain part, decoded
+	HTML    string    // the text/html part, decoded
+	Text    string    // the text/plain part, decoded
+	At      time.Time // when the server accepted it
 }
 
 // SMTP is a mail server on loopback that records what it accepts. It
@@ -55,6 +56,7 @@ type SMTP struct {
 	mu       sync.Mutex
 	mails    []Mail
 	script   []string
+	refuse   string
 	attempts int
 	changed  chan struct{}
 	wg       sync.WaitGroup
@@ -100,6 +102,15 @@ func (s *SMTP) Script(replies ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, replies...)
+}
+
+// Refuse answers every MAIL command with reply (a 4xx one, say) until
+// Refuse("") is called: a server down for a while, where Script fails a
+// number of attempts.
+func (s *SMTP) Refuse(reply string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = reply
 }
 
 // Attempts is the number of MAIL commands received.
@@ -222,6 +233,8 @@ func (s *SMTP) session(conn net.Conn) {
 			var scripted string
 			if len(s.script) > 0 {
 				scripted, s.script = s.script[0], s.script[1:]
+			} else if s.refuse != "" {
+				scripted = s.refuse
 			}
 			s.notify()
 			s.mu.Unlock()
@@ -251,7 +264,7 @@ func (s *SMTP) session(conn net.Conn) {
 			if err != nil {
 				return
 			}
-			m.Data, m.TLS = data, secure
+			m.Data, m.TLS, m.At = data, secure, time.Now()
 			parseMail(&m)
 			s.mu.Lock()
 			s.mails = append(s.mails, m)
