@@ -97,8 +97,11 @@ func TestFromTargetsAndConfig(t *testing.T) {
 	for _, kind := range simulator.Servers() {
 		// Started ten minutes ago: the counters that appear with the
 		// first request are there.
-		// dcgm with the opt-in counters the pack's thermal and ECC alerts read.
-		sim, err := simulator.New(simulator.Options{Server: kind, Start: time.Now().Add(-10 * time.Minute), DCGMOptIn: kind == simulator.ServerDCGM})
+		// dcgm with the opt-in counters the pack's thermal and ECC alerts
+		// read; the gateway with flow control, which its saturation alert
+		// reads (off by default in GAIE, as in the simulator).
+		sim, err := simulator.New(simulator.Options{Server: kind, Start: time.Now().Add(-10 * time.Minute),
+			DCGMOptIn: kind == simulator.ServerDCGM, FlowControl: kind == simulator.ServerGateway})
 		if err != nil {
 			t.Fatal(err)
 		}
