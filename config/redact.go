@@ -48,6 +48,7 @@ func (c *Config) Redacted() (string, error) {
 		Storage        struct {
 			Path    string `yaml:"path"`
 			History struct {
+				Enabled   bool   `yaml:"enabled"`
 				Retention string `yaml:"retention"`
 				MaxBytes  int64  `yaml:"max_bytes"`
 			} `yaml:"history"`
@@ -149,6 +150,7 @@ func (c *Config) Redacted() (string, error) {
 		v.GrafanaURL = redactURL(c.GrafanaURL)
 	}
 	v.Storage.Path = c.Storage.Path
+	v.Storage.History.Enabled = c.Storage.History.Enabled
 	v.Storage.History.Retention = promDuration(c.Storage.History.Retention)
 	v.Storage.History.MaxBytes = c.Storage.History.MaxBytes
 	v.Report.TimeZone = c.Report.TimeZone.String()

@@ -120,7 +120,9 @@ func New(opts Options) (*Server, error) {
 
 	// One reporter for every state file under storage.path.
 	rep := durable.NewReporter(cfg.Storage.Path, opts.Logger.With("component", "state"), reg)
-	s.history = openHistory(cfg, rep, opts.Logger.With("component", "history"), reg)
+	if cfg.Storage.History.Enabled {
+		s.history = openHistory(cfg, rep, opts.Logger.With("component", "history"), reg)
+	}
 	built := false
 	defer func() {
 		if !built {
