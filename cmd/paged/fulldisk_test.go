@@ -236,8 +236,10 @@ func TestRunOnFullStoragePath(t *testing.T) {
 	lines := strings.Count(p.out.String(), "\n") - lines0
 	retries := strings.Count(p.out.String(), "writing state snapshot failed") - retries0
 	t.Logf("idle on a full disk for %v: %.2fs of CPU (%.1f%% of a core), %d log lines, %d retry warnings", idle, cpu, 100*cpu/idle.Seconds(), lines, retries)
-	// A loop would use a core; the limit leaves room for a loaded machine.
-	if share := cpu / idle.Seconds(); share > 0.05 {
+	// A loop would use a core; the limit leaves room for a loaded machine
+	// and for what paged does every second anyway (a 1 s evaluation, the
+	// notifier's timers): 5.9 % was measured once in a CI run.
+	if share := cpu / idle.Seconds(); share > 0.15 {
 		t.Errorf("idle paged on a full disk used %.1f%% of a core, want a few %%", 100*share)
 	}
 	// At most one retry per state file (4) every 5 s.
