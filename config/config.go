@@ -34,9 +34,9 @@ const (
 	DefaultHistoryRetention = 30 * 24 * time.Hour
 	// DefaultHistoryMaxBytes is storage.history.max_bytes: the size the
 	// history file is kept under, oldest events dropped first.
-	DefaultHistoryMaxBytes = 1 << 30
-	DefaultDatasourceTimeout  = 10 * time.Second
-	DefaultDownAfterFailures  = 3
+	DefaultHistoryMaxBytes   = 1 << 30
+	DefaultDatasourceTimeout = 10 * time.Second
+	DefaultDownAfterFailures = 3
 	// DefaultNoSeriesAfter is global.no_series_after: how long a rule's
 	// selector may match no series before PagedRuleNoSeries fires.
 	DefaultNoSeriesAfter  = 30 * time.Minute
