@@ -8,7 +8,6 @@
 package testbin
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -28,6 +27,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Debian package that provides each binary, for the install hint.
@@ -337,9 +338,11 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// MetricSum reads baseURL/metrics and sums the samples of the named metric
-// (every label set). It returns an error when the page cannot be read.
-func MetricSum(baseURL, name string) (float64, error) {
+// MetricSum reads baseURL/metrics and sums the samples of the named
+// counter or gauge over the label sets that have every given name/value
+// pair (none: all of them). It returns an error when the page cannot be
+// read or parsed.
+func MetricSum(baseURL, name string, labelPairs ...string) (float64, error) {
 	resp, err := http.Get(baseURL + "/metrics")
 	if err != nil {
 		return 0, err
@@ -348,20 +351,16 @@ func MetricSum(baseURL, name string) (float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s/metrics: %s", baseURL, resp.Status)
 	}
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
-		}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("GET %s/metrics: %w", baseURL, err)
 	}
-	return sum, sc.Err()
+	mf, ok := mfs[name]
+	if !ok {
+		return 0, nil
+	}
+	return sumFamily(mf, labelPairs), nil
 }
 
 // GatherSum sums the samples of the named counter or gauge in g, over the
@@ -373,22 +372,31 @@ func GatherSum(g prometheus.Gatherer, name string, labelPairs ...string) (float6
 	}
 	sum := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if !hasLabels(m, labelPairs) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
+		if mf.GetName() == name {
+			sum += sumFamily(mf, labelPairs)
 		}
 	}
 	return sum, nil
+}
+
+// sumFamily sums the counter, gauge and untyped samples of mf whose
+// labels have every name/value pair.
+func sumFamily(mf *dto.MetricFamily, labelPairs []string) float64 {
+	sum := 0.0
+	for _, m := range mf.GetMetric() {
+		if !hasLabels(m, labelPairs) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.Counter.GetValue()
+		case m.Gauge != nil:
+			sum += m.Gauge.GetValue()
+		case m.Untyped != nil:
+			sum += m.Untyped.GetValue()
+		}
+	}
+	return sum
 }
 
 func hasLabels(m *dto.Metric, pairs []string) bool {
