@@ -210,9 +210,9 @@ type StorageConfig struct {
 // HistoryConfig is storage.history: the event history (history.db under
 // storage.path).
 type HistoryConfig struct {
-	// Enabled turns the history on. It is off by default until its
-	// writes fit the evaluation budget at 10,000 alerts (issue 36): the
-	// reliability suite's load scenario misses evaluations with it on.
+	// Enabled: paged keeps the history (the default). Off, nothing is
+	// written, /history and /api/v1/history say so and the messages have
+	// no History link.
 	Enabled bool
 	// Retention is how long events are kept; older ones are deleted.
 	Retention time.Duration
@@ -547,7 +547,7 @@ func Default() *Config {
 			},
 			Embedded: EmbeddedDatasource{ScrapeInterval: DefaultScrapeInterval, Retention: DefaultRetention, Keep: KeepReferenced},
 		},
-		Storage: StorageConfig{Path: DefaultStoragePath, History: HistoryConfig{Retention: DefaultHistoryRetention, MaxBytes: DefaultHistoryMaxBytes}},
+		Storage: StorageConfig{Path: DefaultStoragePath, History: HistoryConfig{Enabled: true, Retention: DefaultHistoryRetention, MaxBytes: DefaultHistoryMaxBytes}},
 		Web: WebConfig{
 			ListenAddress:       DefaultListenAddress,
 			MaxRequestBodyBytes: DefaultMaxRequestBodyBytes,
@@ -948,4 +948,19 @@ func readSmallFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", maxSecretFileSize)
 	}
 	return b, nil
+}
+
+// RenderOptions are what the notifier's renderer needs to draw the
+// messages paged run would send with this configuration: its external
+// URL, where runbooks live, and whether there is a history to link to.
+func (c *Config) RenderOptions() notifier.RenderOptions {
+	var r notifier.RenderOptions
+	if c.Global.ExternalURL != nil {
+		r.ExternalURL = c.Global.ExternalURL.String()
+	}
+	if c.RunbookBaseURL != nil {
+		r.RunbookBaseURL = c.RunbookBaseURL.String()
+	}
+	r.History = c.Storage.History.Enabled
+	return r
 }

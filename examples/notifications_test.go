@@ -8,7 +8,6 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/ruletest"
-	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/notifier/notificationtest"
 )
 
@@ -32,7 +31,7 @@ func TestNotificationTests(t *testing.T) {
 		Stdout: &stdout, Stderr: &stderr,
 		Notifications: notificationtest.Runner(notificationtest.Options{
 			Config: cfg.NotifierConfig, Coverage: cov,
-			Render: notifier.RenderOptions{ExternalURL: cfg.Global.ExternalURL.String()},
+			Render: cfg.RenderOptions(),
 		}),
 	}, files...)
 	if err != nil {

@@ -16,6 +16,10 @@ import (
 type linkBuilder struct {
 	external    *url.URL // paged's external URL, without a trailing slash
 	runbookBase string   // runbook_base_url; empty means {external}/runbooks/
+	// history: paged keeps an event history, so that /history has the
+	// alert's timeline. Without one a History link would lead to a page
+	// that says so: the messages go without.
+	history bool
 }
 
 // Runbook resolves a runbook_url annotation: absolute URLs are kept,
@@ -51,9 +55,9 @@ func (l linkBuilder) Silence(ls template.KV) string {
 
 // History links to the alert's timeline in paged's UI:
 // /history?alertname=…&fingerprint=… (the fingerprint is Alertmanager's,
-// which the history's is).
+// which the history's is); "" when paged keeps no history.
 func (l linkBuilder) History(alertname, fingerprint string) string {
-	if alertname == "" || fingerprint == "" {
+	if !l.history || alertname == "" || fingerprint == "" {
 		return ""
 	}
 	return l.external.String() + "/history?alertname=" + url.QueryEscape(alertname) + "&fingerprint=" + url.QueryEscape(fingerprint)

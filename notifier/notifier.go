@@ -101,6 +101,9 @@ type Notifier struct {
 	logger   *slog.Logger
 	external *url.URL
 	metrics  *metrics
+	// linkHistory: the messages link to the alerts' timelines (paged
+	// keeps a history).
+	linkHistory bool
 
 	alerts   *mem.Alerts
 	silences *silence.Silences
@@ -191,7 +194,7 @@ func New(opts Options) (*Notifier, error) {
 		}
 	}
 
-	n := &Notifier{opts: opts, logger: opts.Logger, external: external, stale: newStaleSet(), reporter: opts.Reporter,
+	n := &Notifier{opts: opts, logger: opts.Logger, external: external, linkHistory: opts.History != nil, stale: newStaleSet(), reporter: opts.Reporter,
 		flushers: newStackPool(30*time.Second, 4096)}
 	if n.reporter == nil {
 		n.reporter = durable.NewReporter(opts.StoragePath, n.logger, nil)
@@ -559,7 +562,7 @@ func (n *Notifier) integrations(r Receiver, tmpl *template.Template, interactive
 }
 
 func (n *Notifier) links() linkBuilder {
-	return linkBuilder{external: n.external, runbookBase: n.opts.RunbookBaseURL}
+	return linkBuilder{external: n.external, runbookBase: n.opts.RunbookBaseURL, history: n.linkHistory}
 }
 
 // start builds c and swaps it in for the running dispatcher and inhibitor.

@@ -27,6 +27,9 @@ import (
 type RenderOptions struct {
 	ExternalURL    string // paged's external URL; default http://localhost:9095
 	RunbookBaseURL string
+	// History: paged run keeps an event history (storage.history), so
+	// that its messages link to the alerts' timelines.
+	History bool
 }
 
 // RenderGroup is one alert group as the dispatcher hands it to a receiver.
@@ -72,17 +75,18 @@ func RenderPayloads(ctx context.Context, conf *Config, opts RenderOptions, g Ren
 	if err != nil {
 		return nil, fmt.Errorf("external URL: %w", err)
 	}
-	tmpl, err := newTemplate(conf.Templates, linkBuilder{external: external, runbookBase: opts.RunbookBaseURL})
+	tmpl, err := newTemplate(conf.Templates, linkBuilder{external: external, runbookBase: opts.RunbookBaseURL, history: opts.History})
 	if err != nil {
 		return nil, err
 	}
 	rec := &recorder{}
 	n := &Notifier{
-		opts:     Options{Transport: rec, RunbookBaseURL: opts.RunbookBaseURL},
-		logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		external: external,
-		metrics:  newMetrics(prometheus.NewRegistry()),
-		stale:    newStaleSet(),
+		opts:        Options{Transport: rec, RunbookBaseURL: opts.RunbookBaseURL},
+		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		external:    external,
+		linkHistory: opts.History,
+		metrics:     newMetrics(prometheus.NewRegistry()),
+		stale:       newStaleSet(),
 	}
 	// With slack_interactivity, a bot's message carries the buttons, as
 	// first posted (no press applied yet).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/notifier/notifiertest"
 	"github.com/pagedhq/paged/rules"
 )
@@ -61,9 +62,30 @@ func blockButtons(t *testing.T, raw json.RawMessage) map[string][]string {
 	return out
 }
 
-func TestSlackBotPostsThenEditsAndReplies(t *testing.T) {
+// TestSlackNoHistoryLinkWithoutHistory: a paged that keeps no history
+// (storage.history.enabled: false) has no timeline to link to, and its
+// messages have no History button.
+func TestSlackNoHistoryLinkWithoutHistory(t *testing.T) {
 	s := notifiertest.NewSlack(t, testToken)
 	n := start(t, slackBotConfig(s, ""), Options{})
+	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "severity", "critical", "instance", "vllm-0:8000")})
+	buttons := blockButtons(t, s.WaitCalls(t, 1, 10*time.Second)[0].Blocks)
+	if got := buttons["history"]; len(got) != 0 {
+		t.Errorf("history button without a history: %v", got)
+	}
+	if len(buttons["runbook"]) != 1 || len(buttons["silence"]) != 1 {
+		t.Errorf("the other buttons are gone too: %v", buttons)
+	}
+}
+
+func TestSlackBotPostsThenEditsAndReplies(t *testing.T) {
+	s := notifiertest.NewSlack(t, testToken)
+	store, err := history.Open(history.Options{Path: filepath.Join(t.TempDir(), history.FileName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	n := start(t, slackBotConfig(s, ""), Options{History: store})
 	a := firing("KVCacheSaturated", "severity", "critical", "instance", "vllm-0:8000")
 	n.Notify(context.Background(), []*rules.Alert{a})
 

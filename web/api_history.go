@@ -132,7 +132,7 @@ func parseAPITime(s string) (time.Time, error) {
 
 func (h *Handler) handleHistory(w http.ResponseWriter, r *http.Request) {
 	if h.opts.History == nil {
-		writeAPIError(w, http.StatusServiceUnavailable, errorUnavailable, errors.New("there is no event history: it is off unless storage.history.enabled is true, or it could not be opened at start (paged's log says why)"))
+		writeAPIError(w, http.StatusServiceUnavailable, errorUnavailable, errors.New("there is no event history: it is turned off (storage.history.enabled: false), or it could not be opened at start (paged's log says why)"))
 		return
 	}
 	q, err := parseHistoryQuery(r, h.Config().Web)

@@ -159,7 +159,7 @@ func (h *Handler) handleHistoryPage(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		v.Error, code = err.Error(), http.StatusBadRequest
 	case h.opts.History == nil:
-		v.Error, code = "there is no event history: it is off unless storage.history.enabled is true, or it could not be opened at start (paged's log says why)", http.StatusServiceUnavailable
+		v.Error, code = "there is no event history: it is turned off (storage.history.enabled: false), or it could not be opened at start (paged's log says why)", http.StatusServiceUnavailable
 	default:
 		if err := h.historyTimeline(r.Context(), req, &v); err != nil {
 			h.logger.Error("history query failed", "err", err)

@@ -68,12 +68,7 @@ func (c *testCmd) Run(e *env) error {
 			return usageError("%s: no notifier: block for the notification tests", c.Config)
 		}
 		nopts := notificationtest.Options{Config: cfg.NotifierConfig, Update: c.Update, RuleTests: opts, Stdout: e.stdout}
-		if cfg.Global.ExternalURL != nil {
-			nopts.Render.ExternalURL = cfg.Global.ExternalURL.String()
-		}
-		if cfg.RunbookBaseURL != nil {
-			nopts.Render.RunbookBaseURL = cfg.RunbookBaseURL.String()
-		}
+		nopts.Render = cfg.RenderOptions()
 		nopts.RuleTests.Stdout, nopts.RuleTests.Stderr, nopts.RuleTests.JUnit = nil, nil, nil
 		nopts.Coverage = notificationtest.NewCoverage(cfg.NotifierConfig)
 		notifCov = nopts.Coverage

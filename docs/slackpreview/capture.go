@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/util/strutil"
 
+	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/notifier/notifiertest"
 	"github.com/pagedhq/paged/rules"
@@ -195,8 +197,21 @@ func startNotifier(ctx context.Context, sc Scenario, slack *notifiertest.Slack, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("notifier config: %w", err)
 	}
-	n, err = notifier.New(notifier.Options{Config: conf, ExternalURL: sc.ExternalURL, Transport: notifiertest.InProcess(slack)})
+	// A history, as paged run keeps by default: the messages link to the
+	// alerts' timelines.
+	dir, err := os.MkdirTemp("", "slackpreview-")
 	if err != nil {
+		return nil, nil, err
+	}
+	hist, err := history.Open(history.Options{Path: filepath.Join(dir, history.FileName)})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	n, err = notifier.New(notifier.Options{Config: conf, ExternalURL: sc.ExternalURL, Transport: notifiertest.InProcess(slack), History: hist})
+	if err != nil {
+		hist.Close()
+		os.RemoveAll(dir)
 		return nil, nil, fmt.Errorf("notifier: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -205,6 +220,8 @@ func startNotifier(ctx context.Context, sc Scenario, slack *notifiertest.Slack, 
 	return n, func() {
 		cancel()
 		<-done
+		hist.Close()
+		os.RemoveAll(dir)
 	}, nil
 }
 

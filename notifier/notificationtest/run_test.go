@@ -11,7 +11,6 @@ import (
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/ruletest"
-	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/notifier/notificationtest"
 )
 
@@ -23,14 +22,7 @@ func load(t *testing.T, path string) notificationtest.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return notificationtest.Options{Config: cfg.NotifierConfig, Render: notificationtestRender(cfg)}
-}
-
-func notificationtestRender(cfg *config.Config) (r notifier.RenderOptions) {
-	if cfg.Global.ExternalURL != nil {
-		r.ExternalURL = cfg.Global.ExternalURL.String()
-	}
-	return r
+	return notificationtest.Options{Config: cfg.NotifierConfig, Render: cfg.RenderOptions()}
 }
 
 func runFiles(t *testing.T, opts notificationtest.Options, run []string, files ...string) (*ruletest.Result, string, string) {
