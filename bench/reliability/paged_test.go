@@ -215,6 +215,7 @@ var stateFiles = []string{
 	"silences", "silences.wal.*",
 	"slack-messages", "slack-messages.wal.*",
 	"alert-state/state", "alert-state/state.wal.*",
+	"history.db",
 }
 
 // TestCorruptState damages each state file in turn while paged is down
@@ -274,7 +275,7 @@ func TestCorruptState(t *testing.T) {
 }
 
 // damage overwrites the second half of a file with garbage (a file of a
-// few bytes gets garbage appended). A log segment's last record cut short
+// few bytes gets garbage appended; an SQLite file, its header). A log segment's last record cut short
 // is a write that did not finish, which paged cuts off without a word: a
 // segment is damaged where no write ends, in its first record's payload
 // (past the 8-byte frame header), so that its checksum fails.
@@ -286,6 +287,19 @@ func damage(t *testing.T, path string, segment bool) {
 	}
 	garbage := []byte("\xde\xad\xbe\xef garbage \xff\x00\x01")
 	switch {
+	case strings.HasSuffix(path, ".db"):
+		// SQLite reads the pages a kill left in its WAL from there, the
+		// first page too: garbage in the file alone may never be read.
+		// Its header and the WAL's first frame are damaged: SQLite
+		// drops a WAL from the first frame whose checksum fails, and
+		// then reads the header.
+		copy(b, garbage)
+		if w, err := os.ReadFile(path + "-wal"); err == nil && len(w) > 32+24+100 {
+			w[32+24+100] ^= 0xff
+			if err := os.WriteFile(path+"-wal", w, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 	case len(b) < 16:
 		b = append(b, garbage...)
 	case segment:
