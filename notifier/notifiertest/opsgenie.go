@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -29,20 +28,17 @@ type OpsgenieRequest struct {
 // statuses queued with Script answer first. Alerts with the same alias
 // are one alert, as Opsgenie deduplicates them.
 type Opsgenie struct {
-	srv *httptest.Server
+	srv       *httptest.Server
+	httpCalls // its mu guards the fields below too
 
-	mu        sync.Mutex
 	reqs      []OpsgenieRequest
 	incidents map[string]*Incident
 	order     []string
-	script    []int
-	attempts  int
-	changed   chan struct{}
 }
 
 // NewOpsgenie starts a stand-in that stops at the end of the test.
 func NewOpsgenie(t testing.TB) *Opsgenie {
-	o := &Opsgenie{incidents: map[string]*Incident{}, changed: make(chan struct{})}
+	o := &Opsgenie{httpCalls: newHTTPCalls(), incidents: map[string]*Incident{}}
 	o.srv = httptest.NewServer(http.HandlerFunc(o.serve))
 	t.Cleanup(o.srv.Close)
 	return o
@@ -50,20 +46,6 @@ func NewOpsgenie(t testing.TB) *Opsgenie {
 
 // URL is the API's base, for opsgenie_configs' api_url.
 func (o *Opsgenie) URL() string { return o.srv.URL + "/" }
-
-// Script queues statuses to answer the next requests with.
-func (o *Opsgenie) Script(status ...int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.script = append(o.script, status...)
-}
-
-// Attempts is the number of requests received, failed ones included.
-func (o *Opsgenie) Attempts() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.attempts
-}
 
 // Requests returns the requests accepted so far.
 func (o *Opsgenie) Requests() []OpsgenieRequest {
@@ -88,31 +70,20 @@ func (o *Opsgenie) Alerts() []Incident {
 // Wait waits until cond holds, failing the test after timeout.
 func (o *Opsgenie) Wait(t testing.TB, timeout time.Duration, cond func(*Opsgenie) bool) {
 	t.Helper()
-	waitChanged(t, timeout, "opsgenie", func() (bool, <-chan struct{}) {
-		if cond(o) {
-			return true, nil
-		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return false, o.changed
-	})
+	waitFor(t, timeout, "opsgenie", &o.mu, &o.changed, func() bool { return cond(o) })
 }
 
 func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.attempts++
-	close(o.changed)
-	o.changed = make(chan struct{})
+	status, scripted := o.received()
 	w.Header().Set("Content-Type", "application/json")
 	answer := func(status int, msg string) {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"result": msg, "message": msg, "took": 0.01, "requestId": "00000000-0000-0000-0000-000000000000"})
 	}
-	if len(o.script) > 0 {
-		status := o.script[0]
-		o.script = o.script[1:]
+	if scripted {
 		answer(status, http.StatusText(status))
 		return
 	}
