@@ -49,18 +49,20 @@ func (c *httpCalls) received() (status int, scripted bool) {
 
 // waitFor waits until cond holds, checking it again each time the channel
 // *changed (read under mu) is closed, and fails the test after timeout (a
-// bail-out, not a timing assertion).
+// bail-out, not a timing assertion). The channel is read before cond is
+// checked: a change between the two then closes the channel waited on
+// rather than going unseen until the timeout.
 func waitFor(t testing.TB, timeout time.Duration, what string, mu *sync.Mutex, changed *chan struct{}, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		if cond() {
-			return
-		}
 		mu.Lock()
 		ch := *changed
 		mu.Unlock()
+		if cond() {
+			return
+		}
 		select {
 		case <-ch:
 		case <-deadline.C:
