@@ -32,13 +32,12 @@ type Opsgenie struct {
 	httpCalls // its mu guards the fields below too
 
 	reqs      []OpsgenieRequest
-	incidents map[string]*Incident
-	order     []string
+	incidents incidents
 }
 
 // NewOpsgenie starts a stand-in that stops at the end of the test.
 func NewOpsgenie(t testing.TB) *Opsgenie {
-	o := &Opsgenie{httpCalls: newHTTPCalls(), incidents: map[string]*Incident{}}
+	o := &Opsgenie{httpCalls: newHTTPCalls()}
 	o.srv = httptest.NewServer(http.HandlerFunc(o.serve))
 	t.Cleanup(o.srv.Close)
 	return o
@@ -58,13 +57,7 @@ func (o *Opsgenie) Requests() []OpsgenieRequest {
 func (o *Opsgenie) Alerts() []Incident {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make([]Incident, 0, len(o.order))
-	for _, k := range o.order {
-		i := *o.incidents[k]
-		i.Events = slices.Clone(i.Events)
-		out = append(out, i)
-	}
-	return out
+	return o.incidents.list()
 }
 
 // Wait waits until cond holds, failing the test after timeout.
@@ -109,17 +102,7 @@ func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Action, req.Alias, req.Body = "create", raw.Alias, body
 		o.reqs = append(o.reqs, req)
-		inc := o.incidents[req.Alias]
-		if inc == nil {
-			inc = &Incident{DedupKey: req.Alias, Resolved: true}
-			o.incidents[req.Alias] = inc
-			o.order = append(o.order, req.Alias)
-		}
-		if inc.Resolved {
-			inc.Opened++
-		}
-		inc.Resolved = false
-		inc.Events = append(inc.Events, "create")
+		o.incidents.open(req.Alias, "create")
 		answer(http.StatusAccepted, "Request will be processed")
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/close"):
 		alias := strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/close")
@@ -128,10 +111,7 @@ func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		o.reqs = append(o.reqs, OpsgenieRequest{Action: "close", Alias: alias, Body: body})
-		if inc := o.incidents[alias]; inc != nil {
-			inc.Resolved = true
-			inc.Events = append(inc.Events, "close")
-		}
+		o.incidents.close(alias, "close")
 		answer(http.StatusAccepted, "Request will be processed")
 	default:
 		answer(http.StatusNotFound, "Not found")

@@ -49,13 +49,12 @@ type PagerDuty struct {
 	httpCalls // its mu guards the fields below too
 
 	events    []PagerDutyEvent
-	incidents map[string]*Incident
-	order     []string
+	incidents incidents
 }
 
 // NewPagerDuty starts a stand-in that stops at the end of the test.
 func NewPagerDuty(t testing.TB) *PagerDuty {
-	p := &PagerDuty{httpCalls: newHTTPCalls(), incidents: map[string]*Incident{}}
+	p := &PagerDuty{httpCalls: newHTTPCalls()}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -75,13 +74,7 @@ func (p *PagerDuty) Events() []PagerDutyEvent {
 func (p *PagerDuty) Incidents() []Incident {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Incident, 0, len(p.order))
-	for _, k := range p.order {
-		i := *p.incidents[k]
-		i.Events = slices.Clone(i.Events)
-		out = append(out, i)
-	}
-	return out
+	return p.incidents.list()
 }
 
 // Wait waits until cond holds on the stand-in, failing the test after
@@ -144,28 +137,58 @@ func (p *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.events = append(p.events, ev)
-	inc := p.incidents[ev.DedupKey]
 	switch ev.EventAction {
 	case "trigger":
-		if inc == nil {
-			inc = &Incident{DedupKey: ev.DedupKey, Resolved: true}
-			p.incidents[ev.DedupKey] = inc
-			p.order = append(p.order, ev.DedupKey)
-		}
-		if inc.Resolved {
-			inc.Opened++
-		}
-		inc.Resolved = false
-		inc.Events = append(inc.Events, ev.EventAction)
+		p.incidents.open(ev.DedupKey, ev.EventAction)
 	case "resolve":
 		// PagerDuty accepts a resolve for an unknown key and drops it.
-		if inc != nil {
-			inc.Resolved = true
-			inc.Events = append(inc.Events, ev.EventAction)
-		}
+		p.incidents.close(ev.DedupKey, ev.EventAction)
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "success", "message": "Event processed", "dedup_key": ev.DedupKey})
+}
+
+// incidents are what PagerDuty (or Opsgenie, the alerts by alias) makes
+// of the events with one key, in the order they were first opened.
+type incidents struct {
+	byKey map[string]*Incident
+	order []string
+}
+
+// open opens the incident of key, or adds event to the open one.
+func (s *incidents) open(key, event string) {
+	inc := s.byKey[key]
+	if inc == nil {
+		if s.byKey == nil {
+			s.byKey = map[string]*Incident{}
+		}
+		inc = &Incident{DedupKey: key, Resolved: true}
+		s.byKey[key] = inc
+		s.order = append(s.order, key)
+	}
+	if inc.Resolved {
+		inc.Opened++
+	}
+	inc.Resolved = false
+	inc.Events = append(inc.Events, event)
+}
+
+// close resolves the incident of key; an unknown key is dropped.
+func (s *incidents) close(key, event string) {
+	if inc := s.byKey[key]; inc != nil {
+		inc.Resolved = true
+		inc.Events = append(inc.Events, event)
+	}
+}
+
+func (s *incidents) list() []Incident {
+	out := make([]Incident, 0, len(s.order))
+	for _, k := range s.order {
+		i := *s.byKey[k]
+		i.Events = slices.Clone(i.Events)
+		out = append(out, i)
+	}
+	return out
 }
 
 func invalid(w http.ResponseWriter, msg string, errs ...string) {
