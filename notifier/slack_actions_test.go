@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/alertmanager/silence/silencepb"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/pagedhq/paged/notifier/notifiertest"
@@ -434,6 +435,30 @@ func TestSlackSilenceUntilResolvedEnds(t *testing.T) {
 	}
 }
 
+// silencedGroup returns the one active silence and the key of the group it
+// silences.
+func silencedGroup(t *testing.T, n *running) (*silencepb.Silence, string) {
+	t.Helper()
+	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
+	if len(sils) != 1 {
+		t.Fatalf("%d active silences, want 1", len(sils))
+	}
+	return sils[0], sils[0].Annotations[silenceAnnotationGroup]
+}
+
+// resolveMuted resolves a, whose group gkey is silenced, and waits until
+// the dispatcher no longer holds the group, its resolution muted.
+func resolveMuted(t *testing.T, n *running, a *rules.Alert, gkey string) {
+	t.Helper()
+	ctx := context.Background()
+	n.Notify(ctx, []*rules.Alert{resolvedNow(a)})
+	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the group stayed in the dispatcher after its muted resolution")
+		}
+	}
+}
+
 // A silence until resolved mutes its group's resolution too, after which
 // the dispatcher no longer holds the group: the watcher finds the
 // resolved alert among those paged holds and expires the silence, with
@@ -443,25 +468,16 @@ func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
 	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
 	_, n, post := postAlert(t, "1h", Options{}, kv)
 	pressOK(t, n.Notifier, ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", post.TS)
-	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
-	if len(sils) != 1 {
-		t.Fatalf("%d active silences, want 1", len(sils))
-	}
-	gkey := sils[0].Annotations[silenceAnnotationGroup]
+	made, gkey := silencedGroup(t, n)
 
 	// Still firing: kept.
 	n.acts.expireResolved(ctx, time.Now())
-	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || !silenceActive(sil, time.Now()) {
+	if sil := n.silenceByID(ctx, made.Id); sil == nil || !silenceActive(sil, time.Now()) {
 		t.Fatalf("the silence of a firing group was expired")
 	}
-	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
-	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the group stayed in the dispatcher after its muted resolution")
-		}
-	}
+	resolveMuted(t, n, kv, gkey)
 	n.acts.expireResolved(ctx, time.Now())
-	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || silenceActive(sil, time.Now()) {
+	if sil := n.silenceByID(ctx, made.Id); sil == nil || silenceActive(sil, time.Now()) {
 		t.Errorf("the silence until resolved is still active after its group resolved: %v", sil)
 	}
 }
@@ -509,22 +525,13 @@ func TestSlackSilenceUntilResolvedShowsResolution(t *testing.T) {
 	s, n, post := postAlert(t, "200ms", Options{MaintenanceInterval: 50 * time.Millisecond}, kv)
 	pressOK(t, n.Notifier, ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "until the group resolves")
-	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
-	if len(sils) != 1 {
-		t.Fatalf("%d active silences, want 1", len(sils))
-	}
-	gkey := sils[0].Annotations[silenceAnnotationGroup]
+	_, gkey := silencedGroup(t, n)
 	for deadline := time.Now().Add(10 * time.Second); slackEntry(n.nflog, "oncall", 0, gkey) != nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the message's notification log entry was never collected")
 		}
 	}
-	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
-	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the group stayed in the dispatcher after its muted resolution")
-		}
-	}
+	resolveMuted(t, n, kv, gkey)
 	n.acts.expireResolved(ctx, time.Now())
 	m, _ := s.Message("CALERTS", post.TS)
 	shown := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(m.Blocks))
