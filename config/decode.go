@@ -268,13 +268,7 @@ func (d *decoder) byteSize(dst *int64) func(*yaml.Node, string) {
 			d.errorf(n, key, "expected a size such as 4MiB, got %s", kindName(n))
 			return
 		}
-		text := strings.TrimSpace(n.Value)
-		v, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			var b units.Base2Bytes
-			b, err = units.ParseBase2Bytes(text)
-			v = int64(b)
-		}
+		v, err := parseSize(n.Value)
 		switch {
 		case err != nil:
 			d.errorf(n, key, "invalid size %s (use bytes or a unit: 512KiB, 4MiB, 1GiB)", d.quote(n))
@@ -286,6 +280,17 @@ func (d *decoder) byteSize(dst *int64) func(*yaml.Node, string) {
 			*dst = v
 		}
 	}
+}
+
+// parseSize reads a size as byteSize and largeByteSize take it: a whole
+// number of bytes, or a number with a base-2 unit.
+func parseSize(text string) (int64, error) {
+	text = strings.TrimSpace(text)
+	if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return v, nil
+	}
+	b, err := units.ParseBase2Bytes(text)
+	return int64(b), err
 }
 
 // minHistoryBytes is the smallest storage.history.max_bytes: below it the
@@ -300,13 +305,7 @@ func (d *decoder) largeByteSize(dst *int64, min int64) func(*yaml.Node, string) 
 			d.errorf(n, key, "expected a size such as 1GiB, got %s", kindName(n))
 			return
 		}
-		text := strings.TrimSpace(n.Value)
-		v, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			var b units.Base2Bytes
-			b, err = units.ParseBase2Bytes(text)
-			v = int64(b)
-		}
+		v, err := parseSize(n.Value)
 		switch {
 		case err != nil:
 			d.errorf(n, key, "invalid size %s (use bytes or a unit: 512MiB, 1GiB, 10GiB)", d.quote(n))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/alertmanager/nflog/nflogpb"
 	"github.com/prometheus/alertmanager/silence"
+	"github.com/prometheus/alertmanager/silence/silencepb"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/pagedhq/paged/notifier/notifiertest"
@@ -106,6 +107,27 @@ func serveInteraction(n *Notifier, r *http.Request) *httptest.ResponseRecorder {
 	return w
 }
 
+// postAlert starts paged with interactive Slack messages repeated every
+// repeat (interactiveConfig), fires a and returns the message it posted.
+func postAlert(t *testing.T, repeat string, opts Options, a *rules.Alert) (*notifiertest.Slack, *running, notifiertest.SlackCall) {
+	t.Helper()
+	s := notifiertest.NewSlack(t, testToken)
+	n := start(t, interactiveConfig(s, repeat, ""), opts)
+	n.Notify(context.Background(), []*rules.Alert{a})
+	return s, n, s.WaitCalls(t, 1, 10*time.Second)[0]
+}
+
+// pressOK presses the button action, of value, on the message at ts in
+// #alerts (CALERTS, the stand-in's id of it) as user, in a request signed
+// as Slack signs it, and fails the test unless paged answers 200.
+func pressOK(t *testing.T, n *Notifier, action, value, user, ts string) {
+	t.Helper()
+	p := pressPayload(action, value, user, "CALERTS", ts)
+	if w := serveInteraction(n, signedRequest(p, testSigningSecret, time.Now())); w.Code != http.StatusOK {
+		t.Fatalf("%s press: %d %s", action, w.Code, w.Body)
+	}
+}
+
 // waitMessage waits until the group's message says want.
 func waitMessage(t *testing.T, s *notifiertest.Slack, channel, ts, want string) notifiertest.SlackCall {
 	t.Helper()
@@ -130,10 +152,7 @@ func waitMessage(t *testing.T, s *notifiertest.Slack, channel, ts, want string) 
 }
 
 func TestSlackActionsHTTP(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "1h", ""), Options{})
-	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "severity", "critical", "instance", "vllm-0:8000")})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
+	s, n, post := postAlert(t, "1h", Options{}, firing("KVCacheSaturated", "severity", "critical", "instance", "vllm-0:8000"))
 	vals := buttonValues(t, post.Blocks)
 	for _, id := range []string{ActionAck, ActionSilence1h, ActionSilence4h, ActionSilence24h, ActionSilenceUntilResolved} {
 		if vals[id] == "" {
@@ -206,15 +225,9 @@ func TestSlackActionsHTTP(t *testing.T) {
 	if vals[ActionUnsilence] == "" {
 		t.Fatalf("silenced message has no paged.unsilence: %v", vals)
 	}
-	uns := pressPayload(ActionUnsilence, vals[ActionUnsilence], "U0BOB", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(uns, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("unsilence press: %d", w.Code)
-	}
+	pressOK(t, n.Notifier, ActionUnsilence, vals[ActionUnsilence], "U0BOB", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "lifted by <@U0BOB>")
-	unack := pressPayload(ActionUnack, vals[ActionUnack], "U0BOB", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(unack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("unack press: %d", w.Code)
-	}
+	pressOK(t, n.Notifier, ActionUnack, vals[ActionUnack], "U0BOB", post.TS)
 	m = waitMessage(t, s, post.Channel, post.TS, "withdrawn by <@U0BOB>")
 	if v := buttonValues(t, m.Blocks); v[ActionAck] == "" {
 		t.Errorf("after unack the message has no paged.ack: %v", v)
@@ -236,15 +249,8 @@ func mustInt(t *testing.T, s string) int64 {
 }
 
 func TestSlackAckHoldsRepeats(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "300ms", ""), Options{})
-	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
-	vals := buttonValues(t, post.Blocks)
-	ack := pressPayload(ActionAck, vals[ActionAck], "U0ANA", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("ack: %d", w.Code)
-	}
+	s, n, post := postAlert(t, "300ms", Options{}, firing("KVCacheSaturated", "instance", "vllm-0:8000"))
+	pressOK(t, n.Notifier, ActionAck, buttonValues(t, post.Blocks)[ActionAck], "U0ANA", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "Acknowledged by")
 	// Keep the alert alive; count notifications over several repeat
 	// intervals.
@@ -276,11 +282,8 @@ func TestSlackAckHoldsRepeats(t *testing.T) {
 // hashAlert must hash as the notification log's entries do, or an
 // acknowledged group's repeats would never be recognised.
 func TestHashAlertMatchesTheNotificationLog(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "1h", ""), Options{})
 	a := firing("KVCacheSaturated", "instance", "vllm-0:8000", "model_name", "meta-llama/Llama-3.1-8B")
-	n.Notify(context.Background(), []*rules.Alert{a})
-	s.WaitCalls(t, 1, 10*time.Second)
+	_, n, _ := postAlert(t, "1h", Options{}, a)
 	var e *nflogpb.Entry
 	deadline := time.Now().Add(10 * time.Second)
 	for e == nil && time.Now().Before(deadline) {
@@ -402,16 +405,9 @@ func TestSlackActionsSocketMode(t *testing.T) {
 // A silence "until resolved" ends when the group resolves, and the
 // message says so.
 func TestSlackSilenceUntilResolvedEnds(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "1h", ""), Options{actionsInterval: 50 * time.Millisecond})
 	a := firing("KVCacheSaturated", "instance", "vllm-0:8000")
-	n.Notify(context.Background(), []*rules.Alert{a})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
-	vals := buttonValues(t, post.Blocks)
-	p := pressPayload(ActionSilenceUntilResolved, vals[ActionSilenceUntilResolved], "U0ANA", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(p, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("press: %d", w.Code)
-	}
+	s, n, post := postAlert(t, "1h", Options{actionsInterval: 50 * time.Millisecond}, a)
+	pressOK(t, n.Notifier, ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "until the group resolves")
 	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
 	if len(sils) != 1 || sils[0].EndsAt.AsTime().Sub(sils[0].StartsAt.AsTime()) < 24*time.Hour {
@@ -439,40 +435,49 @@ func TestSlackSilenceUntilResolvedEnds(t *testing.T) {
 	}
 }
 
-// A silence until resolved mutes its group's resolution too, after which
-// the dispatcher no longer holds the group: the watcher finds the
-// resolved alert among those paged holds and expires the silence, with
-// no grace for a restart since paged received the resolution.
-func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "1h", ""), Options{})
-	ctx := context.Background()
-	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
-	n.Notify(ctx, []*rules.Alert{kv})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
-	press := pressPayload(ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", "C0ALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(press, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("press: %d %s", w.Code, w.Body)
-	}
-	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
+// silencedGroup returns the one active silence and the key of the group it
+// silences.
+func silencedGroup(t *testing.T, n *running) (*silencepb.Silence, string) {
+	t.Helper()
+	sils, _, _ := n.silences.Query(context.Background(), silence.QState(silence.SilenceStateActive))
 	if len(sils) != 1 {
 		t.Fatalf("%d active silences, want 1", len(sils))
 	}
-	gkey := sils[0].Annotations[silenceAnnotationGroup]
+	return sils[0], sils[0].Annotations[silenceAnnotationGroup]
+}
 
-	// Still firing: kept.
-	n.acts.expireResolved(ctx, time.Now())
-	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || !silenceActive(sil, time.Now()) {
-		t.Fatalf("the silence of a firing group was expired")
-	}
-	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
+// resolveMuted resolves a, whose group gkey is silenced, and waits until
+// the dispatcher no longer holds the group, its resolution muted.
+func resolveMuted(t *testing.T, n *running, a *rules.Alert, gkey string) {
+	t.Helper()
+	ctx := context.Background()
+	n.Notify(ctx, []*rules.Alert{resolvedNow(a)})
 	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the group stayed in the dispatcher after its muted resolution")
 		}
 	}
+}
+
+// A silence until resolved mutes its group's resolution too, after which
+// the dispatcher no longer holds the group: the watcher finds the
+// resolved alert among those paged holds and expires the silence, with
+// no grace for a restart since paged received the resolution.
+func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
+	ctx := context.Background()
+	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
+	_, n, post := postAlert(t, "1h", Options{}, kv)
+	pressOK(t, n.Notifier, ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", post.TS)
+	made, gkey := silencedGroup(t, n)
+
+	// Still firing: kept.
 	n.acts.expireResolved(ctx, time.Now())
-	if sil := n.silenceByID(ctx, sils[0].Id); sil == nil || silenceActive(sil, time.Now()) {
+	if sil := n.silenceByID(ctx, made.Id); sil == nil || !silenceActive(sil, time.Now()) {
+		t.Fatalf("the silence of a firing group was expired")
+	}
+	resolveMuted(t, n, kv, gkey)
+	n.acts.expireResolved(ctx, time.Now())
+	if sil := n.silenceByID(ctx, made.Id); sil == nil || silenceActive(sil, time.Now()) {
 		t.Errorf("the silence until resolved is still active after its group resolved: %v", sil)
 	}
 }
@@ -482,15 +487,8 @@ func TestSlackSilenceUntilResolvedExpires(t *testing.T) {
 // still hold the repeats back (maintenance collects expired entries here
 // every 50ms; a restart drops them at once).
 func TestSlackAckOutlastsRepeatInterval(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "200ms", ""), Options{MaintenanceInterval: 50 * time.Millisecond})
-	n.Notify(context.Background(), []*rules.Alert{firing("KVCacheSaturated", "instance", "vllm-0:8000")})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
-	// CALERTS: the stand-in's id of #alerts, where the message is.
-	ack := pressPayload(ActionAck, buttonValues(t, post.Blocks)[ActionAck], "U0ANA", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(ack, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("ack: %d", w.Code)
-	}
+	s, n, post := postAlert(t, "200ms", Options{MaintenanceInterval: 50 * time.Millisecond}, firing("KVCacheSaturated", "instance", "vllm-0:8000"))
+	pressOK(t, n.Notifier, ActionAck, buttonValues(t, post.Blocks)[ActionAck], "U0ANA", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "Acknowledged by")
 	// From the first repeat held on, no flush from before the
 	// acknowledgement is under way.
@@ -522,34 +520,18 @@ func TestSlackAckOutlastsRepeatInterval(t *testing.T) {
 // the silence edits the message itself, from the alerts the silence
 // matched: resolved, and the silence ended with the group.
 func TestSlackSilenceUntilResolvedShowsResolution(t *testing.T) {
-	s := notifiertest.NewSlack(t, testToken)
-	n := start(t, interactiveConfig(s, "200ms", ""), Options{MaintenanceInterval: 50 * time.Millisecond})
 	ctx := context.Background()
 	kv := firing("KVCacheSaturated", "instance", "vllm-0:8000")
-	n.Notify(ctx, []*rules.Alert{kv})
-	post := s.WaitCalls(t, 1, 10*time.Second)[0]
-	// CALERTS: the stand-in's id of #alerts, where the message is.
-	press := pressPayload(ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", "CALERTS", post.TS)
-	if w := serveInteraction(n.Notifier, signedRequest(press, testSigningSecret, time.Now())); w.Code != http.StatusOK {
-		t.Fatalf("press: %d %s", w.Code, w.Body)
-	}
+	s, n, post := postAlert(t, "200ms", Options{MaintenanceInterval: 50 * time.Millisecond}, kv)
+	pressOK(t, n.Notifier, ActionSilenceUntilResolved, buttonValues(t, post.Blocks)[ActionSilenceUntilResolved], "U0ANA", post.TS)
 	waitMessage(t, s, post.Channel, post.TS, "until the group resolves")
-	sils, _, _ := n.silences.Query(ctx, silence.QState(silence.SilenceStateActive))
-	if len(sils) != 1 {
-		t.Fatalf("%d active silences, want 1", len(sils))
-	}
-	gkey := sils[0].Annotations[silenceAnnotationGroup]
+	_, gkey := silencedGroup(t, n)
 	for deadline := time.Now().Add(10 * time.Second); slackEntry(n.nflog, "oncall", 0, gkey) != nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the message's notification log entry was never collected")
 		}
 	}
-	n.Notify(ctx, []*rules.Alert{resolvedNow(kv)})
-	for deadline := time.Now().Add(10 * time.Second); n.liveGroup(ctx, "oncall", gkey) != nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the group stayed in the dispatcher after its muted resolution")
-		}
-	}
+	resolveMuted(t, n, kv, gkey)
 	n.acts.expireResolved(ctx, time.Now())
 	m, _ := s.Message("CALERTS", post.TS)
 	shown := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(m.Blocks))

@@ -16,14 +16,33 @@ import (
 
 const deliveryTimeout = 30 * time.Second
 
-// fireRetryResolve fires one alert, answered first by a 429 and a 503,
-// then resolves it.
-func fireRetryResolve(t *testing.T, conf string) (*running, *rules.Alert) {
+// fireRetryResolve fires one alert through the receiver conf routes to,
+// whose stand-in answers the first two attempts with failures its API gives
+// when it cannot take a notification now (a rate limit, a server error),
+// which paged retries; then it resolves the alert. attempts counts what the
+// stand-in was sent; accepted waits until it accepted n notifications.
+func fireRetryResolve(t *testing.T, conf string, attempts func() int, accepted func(n int)) {
 	t.Helper()
 	n := start(t, conf, Options{})
 	a := firing("KVCacheSaturated")
 	n.Notify(context.Background(), []*rules.Alert{a})
-	return n, a
+	accepted(1)
+	if got := attempts(); got != 3 {
+		t.Errorf("%d attempts, want 3 (two failures, then the delivery)", got)
+	}
+	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
+	accepted(2)
+}
+
+// pagerDutyConf routes to a receiver pd of the stand-in.
+func pagerDutyConf(pd *notifiertest.PagerDuty) string {
+	return fmt.Sprintf(tinyRoute, "pd") + fmt.Sprintf(`
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key: pd-key
+        url: %s
+`, pd.URL())
 }
 
 // PagerDuty Events v2: a rate limit and a server error are retried, the
@@ -32,18 +51,9 @@ func fireRetryResolve(t *testing.T, conf string) (*running, *rules.Alert) {
 func TestPagerDutyDelivery(t *testing.T) {
 	pd := notifiertest.NewPagerDuty(t)
 	pd.Script(http.StatusTooManyRequests, http.StatusServiceUnavailable)
-	conf := fmt.Sprintf(tinyRoute, "pd") + fmt.Sprintf(`
-receivers:
-  - name: pd
-    pagerduty_configs:
-      - routing_key: pd-key
-        url: %s
-`, pd.URL())
-	n, a := fireRetryResolve(t, conf)
-	pd.Wait(t, deliveryTimeout, func(p *notifiertest.PagerDuty) bool { return len(p.Events()) == 1 })
-	if got := pd.Attempts(); got != 3 {
-		t.Errorf("%d attempts, want 3 (429, 503, 202)", got)
-	}
+	fireRetryResolve(t, pagerDutyConf(pd), pd.Attempts, func(n int) {
+		pd.Wait(t, deliveryTimeout, func(p *notifiertest.PagerDuty) bool { return len(p.Events()) == n })
+	})
 	ev := pd.Events()[0]
 	if ev.EventAction != "trigger" || len(ev.Links) != 1 || ev.Links[0].Href != "http://paged.example:9095/runbooks/vllm/KVCacheSaturated.md" || ev.Links[0].Text != "Runbook" {
 		t.Errorf("trigger: %s", ev.Body)
@@ -51,8 +61,6 @@ receivers:
 	if ev.Payload.CustomDetails["runbook"] != "http://paged.example:9095/runbooks/vllm/KVCacheSaturated.md" || fmt.Sprint(ev.Payload.CustomDetails["num_firing"]) != "1" {
 		t.Errorf("custom_details: %v", ev.Payload.CustomDetails)
 	}
-	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
-	pd.Wait(t, deliveryTimeout, func(p *notifiertest.PagerDuty) bool { return len(p.Events()) == 2 })
 	inc := pd.Incidents()
 	if len(inc) != 1 || inc[0].Opened != 1 || !inc[0].Resolved || strings.Join(inc[0].Events, ",") != "trigger,resolve" {
 		t.Errorf("incidents: %+v", inc)
@@ -71,17 +79,13 @@ receivers:
       - api_key: og-key
         api_url: %s
 `, og.URL())
-	n, a := fireRetryResolve(t, conf)
-	og.Wait(t, deliveryTimeout, func(o *notifiertest.Opsgenie) bool { return len(o.Requests()) == 1 })
-	if got := og.Attempts(); got != 3 {
-		t.Errorf("%d attempts, want 3", got)
-	}
+	fireRetryResolve(t, conf, og.Attempts, func(n int) {
+		og.Wait(t, deliveryTimeout, func(o *notifiertest.Opsgenie) bool { return len(o.Requests()) == n })
+	})
 	r := og.Requests()[0]
 	if r.Details["runbook"] != "http://paged.example:9095/runbooks/vllm/KVCacheSaturated.md" || r.Details["source"] != "http://prometheus.example/graph?g0.expr=up" {
 		t.Errorf("create: %s", r.Body)
 	}
-	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
-	og.Wait(t, deliveryTimeout, func(o *notifiertest.Opsgenie) bool { return len(o.Requests()) == 2 })
 	al := og.Alerts()
 	if len(al) != 1 || al[0].Opened != 1 || !al[0].Resolved {
 		t.Errorf("alerts: %+v", al)
@@ -100,13 +104,9 @@ receivers:
       - webhook_url: %s
         send_resolved: true
 `, tm.URL())
-	n, a := fireRetryResolve(t, conf)
-	tm.Wait(t, deliveryTimeout, func(s *notifiertest.Teams) bool { return len(s.Messages()) == 1 })
-	if got := tm.Attempts(); got != 3 {
-		t.Errorf("%d attempts, want 3", got)
-	}
-	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
-	tm.Wait(t, deliveryTimeout, func(s *notifiertest.Teams) bool { return len(s.Messages()) == 2 })
+	fireRetryResolve(t, conf, tm.Attempts, func(n int) {
+		tm.Wait(t, deliveryTimeout, func(s *notifiertest.Teams) bool { return len(s.Messages()) == n })
+	})
 	msgs := tm.Messages()
 	if !strings.HasPrefix(msgs[0].Texts[0], "[FIRING:1] KVCacheSaturated") || !strings.HasPrefix(msgs[1].Texts[0], "[RESOLVED] KVCacheSaturated") {
 		t.Errorf("cards: %q / %q", msgs[0].Texts, msgs[1].Texts)
@@ -132,11 +132,9 @@ receivers:
         send_resolved: true
         tls_config: {ca_file: %s}
 `, smtp.Addr(), smtp.CAFile())
-	n, a := fireRetryResolve(t, conf)
-	smtp.Wait(t, deliveryTimeout, func(s *notifiertest.SMTP) bool { return len(s.Mails()) == 1 })
-	if got := smtp.Attempts(); got != 3 {
-		t.Errorf("%d MAIL commands, want 3", got)
-	}
+	fireRetryResolve(t, conf, smtp.Attempts, func(n int) {
+		smtp.Wait(t, deliveryTimeout, func(s *notifiertest.SMTP) bool { return len(s.Mails()) == n })
+	})
 	m := smtp.Mails()[0]
 	if !m.TLS || m.User != "paged" || m.To[0] != "oncall@example.org" || !strings.HasPrefix(m.Subject, "[FIRING:1] KVCacheSaturated") {
 		t.Errorf("mail: tls %v user %q to %v subject %q", m.TLS, m.User, m.To, m.Subject)
@@ -150,8 +148,6 @@ receivers:
 			t.Errorf("the mail's HTML lacks %q:\n%s", want, m.HTML)
 		}
 	}
-	n.Notify(context.Background(), []*rules.Alert{resolvedNow(a)})
-	smtp.Wait(t, deliveryTimeout, func(s *notifiertest.SMTP) bool { return len(s.Mails()) == 2 })
 	if s := smtp.Mails()[1].Subject; !strings.HasPrefix(s, "[RESOLVED] KVCacheSaturated") {
 		t.Errorf("resolve mail subject %q", s)
 	}
@@ -163,13 +159,7 @@ receivers:
 // resolved.
 func TestPagerDutyOneIncidentAcrossRestart(t *testing.T) {
 	pd := notifiertest.NewPagerDuty(t)
-	conf := fmt.Sprintf(tinyRoute, "pd") + fmt.Sprintf(`
-receivers:
-  - name: pd
-    pagerduty_configs:
-      - routing_key: pd-key
-        url: %s
-`, pd.URL())
+	conf := pagerDutyConf(pd)
 	dir := t.TempDir()
 	n1 := start(t, conf, Options{StoragePath: dir})
 	a := firing("KVCacheSaturated")

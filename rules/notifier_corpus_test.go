@@ -3,8 +3,6 @@ package rules
 import (
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -55,26 +53,5 @@ func TestNotifierCorpusFindings(t *testing.T) {
 	if configs < 9 {
 		t.Fatalf("only %d Alertmanager configurations in the corpus; is PAGED_SHARED right?", configs)
 	}
-	golden := filepath.Join("testdata", "notifier-corpus.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test ./rules -run TestNotifierCorpusFindings -update)", err)
-	}
-	want := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	for _, l := range got {
-		if !slices.Contains(want, l) {
-			t.Errorf("new finding (read it: true, or a false positive to fix):\n  %s", l)
-		}
-	}
-	for _, l := range want {
-		if !slices.Contains(got, l) {
-			t.Errorf("finding gone:\n  %s", l)
-		}
-	}
+	compareCorpusGolden(t, "notifier-corpus.golden", "TestNotifierCorpusFindings", "true, or a false positive to fix", got)
 }

@@ -61,16 +61,9 @@ func (c *backtestCmd) Run(e *env) error {
 	if c.MaxPoints <= 0 || c.Parallel <= 0 {
 		return usageError("--max-points and --parallel must be positive")
 	}
-	cfg, err := config.Load(c.Config, e.getenv)
+	cfg, err := loadConfig(e, c.Config)
 	if err != nil {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			for _, p := range ce.Problems {
-				fmt.Fprintln(e.stderr, p.String())
-			}
-			return problems()
-		}
-		return &exitError{Code: exitUsage, Err: err}
+		return err
 	}
 	src, closeSrc, err := backtestSource(cfg)
 	if err != nil {

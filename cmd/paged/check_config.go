@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/rules"
 )
 
@@ -17,17 +15,9 @@ type checkConfigCmd struct {
 }
 
 func (c *checkConfigCmd) Run(e *env) error {
-	cfg, err := config.Load(c.File, e.getenv)
+	cfg, err := loadConfigTo(e, c.File, e.stdout, true)
 	if err != nil {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			for _, p := range ce.Problems {
-				fmt.Fprintln(e.stdout, p.String())
-			}
-			fmt.Fprintf(e.stdout, "%s: %d problem(s)\n", c.File, len(ce.Problems))
-			return problems()
-		}
-		return &exitError{Code: exitUsage, Err: err}
+		return err
 	}
 	groups, ruleCount, bad := 0, 0, 0
 	for _, path := range cfg.RuleFilePaths {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/pagedhq/paged/config"
 )
 
 // Exit codes shared by every subcommand (DESIGN.md §2).
@@ -40,6 +42,34 @@ func problems() error { return &exitError{Code: exitProblems} }
 // usageError makes paged exit 2 with the message.
 func usageError(format string, args ...any) error {
 	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// loadConfig loads paged.yaml; its problems are printed with their
+// positions on stderr and make paged exit 1.
+func loadConfig(e *env, path string) (*config.Config, error) {
+	return loadConfigTo(e, path, e.stderr, false)
+}
+
+// loadConfigTo is loadConfig with the problems printed on w, followed by
+// a line counting them when counted (check-config, test --config and
+// notify-test have always printed it). A file paged cannot read is a usage
+// error.
+func loadConfigTo(e *env, path string, w io.Writer, counted bool) (*config.Config, error) {
+	cfg, err := config.Load(path, e.getenv)
+	if err == nil {
+		return cfg, nil
+	}
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		return nil, &exitError{Code: exitUsage, Err: err}
+	}
+	for _, p := range ce.Problems {
+		fmt.Fprintln(w, p.String())
+	}
+	if counted {
+		fmt.Fprintf(w, "%s: %d problem(s)\n", path, len(ce.Problems))
+	}
+	return nil, problems()
 }
 
 // lines prints a multi-line error one "paged: " line at a time, so each

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
-	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/notifier"
 )
 
@@ -18,17 +16,9 @@ type notifyTestCmd struct {
 }
 
 func (c *notifyTestCmd) Run(e *env) error {
-	cfg, err := config.Load(c.Config, e.getenv)
+	cfg, err := loadConfigTo(e, c.Config, e.stderr, true)
 	if err != nil {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			for _, p := range ce.Problems {
-				fmt.Fprintln(e.stderr, p.String())
-			}
-			fmt.Fprintf(e.stderr, "%s: %d problem(s)\n", c.Config, len(ce.Problems))
-			return problems()
-		}
-		return &exitError{Code: exitUsage, Err: err}
+		return err
 	}
 	if cfg.NotifierConfig == nil {
 		return usageError("%s: no notifier: block", c.Config)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/backtest"
 	"github.com/pagedhq/paged/packs"
 )
@@ -243,23 +242,6 @@ func flagErrors(p *packs.Pack, err error) []error {
 		}
 	}
 	return out
-}
-
-// loadConfig loads paged.yaml; its problems are printed with their
-// positions on stderr and make paged exit 1.
-func loadConfig(e *env, path string) (*config.Config, error) {
-	cfg, err := config.Load(path, e.getenv)
-	if err == nil {
-		return cfg, nil
-	}
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		for _, p := range ce.Problems {
-			fmt.Fprintln(e.stderr, p.String())
-		}
-		return nil, problems()
-	}
-	return nil, &exitError{Code: exitUsage, Err: err}
 }
 
 type packsShowCmd struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/engine/ruletest"
 	"github.com/pagedhq/paged/notifier/notificationtest"
 )
@@ -52,17 +51,9 @@ func (c *testCmd) Run(e *env) error {
 		return usageError("--update needs --config")
 	}
 	if c.Config != "" {
-		cfg, err := config.Load(c.Config, e.getenv)
+		cfg, err := loadConfigTo(e, c.Config, e.stderr, true)
 		if err != nil {
-			var ce *config.Error
-			if errors.As(err, &ce) {
-				for _, p := range ce.Problems {
-					fmt.Fprintln(e.stderr, p.String())
-				}
-				fmt.Fprintf(e.stderr, "%s: %d problem(s)\n", c.Config, len(ce.Problems))
-				return problems()
-			}
-			return &exitError{Code: exitUsage, Err: err}
+			return err
 		}
 		if cfg.NotifierConfig == nil {
 			return usageError("%s: no notifier: block for the notification tests", c.Config)

@@ -199,13 +199,13 @@ func ruleAlertLines(path string) map[[2]int]int {
 }
 
 func mapValue(n *yaml.Node, key string) *yaml.Node {
-	n = deref(n)
+	n = Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return deref(n.Content[i+1])
+			return Deref(n.Content[i+1])
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package ruletest
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -19,7 +18,7 @@ import (
 // read strictly; --ignore-unknown-fields applies to rule files only).
 func Parse(path string, content []byte) (*File, []error) {
 	f := &File{Path: path}
-	w := &walker{path: path}
+	w := &walker{Walker{Path: path, MergeKeys: true}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
 		return nil, []error{yamlError(path, err)}
@@ -28,41 +27,41 @@ func Parse(path string, content []byte) (*File, []error) {
 		return f, nil // an empty file has no tests, as with promtool
 	}
 	root := doc.Content[0]
-	w.mapping(root, "test file", func(key string, k, v *yaml.Node) bool {
+	w.Mapping(root, "test file", func(key string, k, v *yaml.Node) bool {
 		switch key {
 		case "rule_files":
-			w.sequence(v, key, func(item *yaml.Node) {
-				if s, ok := w.str(item, "rule file"); ok {
+			w.Sequence(v, key, func(item *yaml.Node) {
+				if s, ok := w.Str(item, "rule file"); ok {
 					f.RuleFiles = append(f.RuleFiles, s)
-					f.RuleFilesPos = append(f.RuleFilesPos, w.pos(item))
+					f.RuleFilesPos = append(f.RuleFilesPos, w.Pos(item))
 				}
 			})
 		case "evaluation_interval":
 			f.EvaluationInterval = w.duration(v, key)
 		case "group_eval_order":
-			w.sequence(v, key, func(item *yaml.Node) {
-				if s, ok := w.str(item, "group name"); ok {
+			w.Sequence(v, key, func(item *yaml.Node) {
+				if s, ok := w.Str(item, "group name"); ok {
 					f.GroupEvalOrder = append(f.GroupEvalOrder, s)
-					f.GroupEvalOrderPos = append(f.GroupEvalOrderPos, w.pos(item))
+					f.GroupEvalOrderPos = append(f.GroupEvalOrderPos, w.Pos(item))
 				}
 			})
 		case "fuzzy_compare":
 			f.FuzzyCompare = w.boolean(v, key)
 		case "tests":
-			w.sequence(v, key, func(item *yaml.Node) {
+			w.Sequence(v, key, func(item *yaml.Node) {
 				f.Tests = append(f.Tests, w.testGroup(item))
 			})
 		case "notification_tests":
 			// paged's extension: read by the notification test runner.
 			f.NotificationTests = v
-			f.NotificationsPos = w.pos(k)
+			f.NotificationsPos = w.Pos(k)
 		default:
 			return false
 		}
 		return true
 	})
-	if len(w.errs) > 0 {
-		return nil, w.errs
+	if len(w.Errs) > 0 {
+		return nil, w.Errs
 	}
 	return f, nil
 }
@@ -94,123 +93,24 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return e.Pos.String() + ": " + e.Msg }
 
-type walker struct {
-	path string
-	errs []error
-}
-
-func (w *walker) pos(n *yaml.Node) Pos { return Pos{Path: w.path, Line: n.Line, Col: n.Column} }
-
-func (w *walker) errorf(n *yaml.Node, format string, args ...any) {
-	w.errs = append(w.errs, &ParseError{Pos: w.pos(n), Msg: fmt.Sprintf(format, args...)})
-}
-
-// deref follows aliases (bounded, so a hostile file cannot loop).
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
-
-// mapping calls fn for every key of a mapping; fn returns false for an
-// unknown key. Merge keys (<<) are expanded; repeated keys are errors.
-func (w *walker) mapping(n *yaml.Node, what string, fn func(key string, k, v *yaml.Node) bool) {
-	n = deref(n)
-	if isNull(n) {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		w.errorf(n, "%s must be a mapping, got %s", what, kindName(n))
-		return
-	}
-	seen := map[string]bool{}
-	var visit func(m *yaml.Node, depth int)
-	visit = func(m *yaml.Node, depth int) {
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			k, v := m.Content[i], m.Content[i+1]
-			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" && depth < 10 {
-				v = deref(v)
-				switch {
-				case v != nil && v.Kind == yaml.MappingNode:
-					visit(v, depth+1)
-				case v != nil && v.Kind == yaml.SequenceNode:
-					for _, s := range v.Content {
-						if s = deref(s); s != nil && s.Kind == yaml.MappingNode {
-							visit(s, depth+1)
-						}
-					}
-				default:
-					w.errorf(k, "merge key in %s needs a mapping", what)
-				}
-				continue
-			}
-			if k.Kind != yaml.ScalarNode {
-				w.errorf(k, "%s: keys must be strings", what)
-				continue
-			}
-			if seen[k.Value] {
-				if depth == 0 {
-					w.errorf(k, "field %q is repeated in %s", k.Value, what)
-				}
-				continue
-			}
-			seen[k.Value] = true
-			if !fn(k.Value, k, v) {
-				w.errorf(k, "unknown field %q in %s", k.Value, what)
-			}
-		}
-	}
-	visit(n, 0)
-}
-
-func (w *walker) sequence(n *yaml.Node, what string, fn func(item *yaml.Node)) {
-	n = deref(n)
-	if isNull(n) {
-		return
-	}
-	if n.Kind != yaml.SequenceNode {
-		w.errorf(n, "%s must be a list, got %s", what, kindName(n))
-		return
-	}
-	for _, item := range n.Content {
-		fn(item)
-	}
-}
-
-// str reads a scalar as text; numbers and booleans keep their spelling, as
-// promtool's YAML library does when it decodes them into strings.
-func (w *walker) str(n *yaml.Node, what string) (string, bool) {
-	n = deref(n)
-	if isNull(n) {
-		return "", true
-	}
-	if n.Kind != yaml.ScalarNode {
-		w.errorf(n, "%s must be a string, got %s", what, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
+// walker adds to Walker the values of a rule test file.
+type walker struct{ Walker }
 
 func (w *walker) duration(n *yaml.Node, what string) time.Duration {
-	s, ok := w.str(n, what)
+	s, ok := w.Str(n, what)
 	if !ok || s == "" {
 		return 0
 	}
 	d, err := model.ParseDuration(s)
 	if err != nil {
-		w.errorf(deref(n), "%s: %v", what, err)
+		w.Errorf(Deref(n), "%s: %v", what, err)
 		return 0
 	}
 	return time.Duration(d)
 }
 
 func (w *walker) boolean(n *yaml.Node, what string) bool {
-	s, ok := w.str(n, what)
+	s, ok := w.Str(n, what)
 	if !ok || s == "" {
 		return false
 	}
@@ -220,12 +120,12 @@ func (w *walker) boolean(n *yaml.Node, what string) bool {
 	case "false", "no", "off", "n":
 		return false
 	}
-	w.errorf(deref(n), "%s: %q is not a boolean", what, s)
+	w.Errorf(Deref(n), "%s: %q is not a boolean", what, s)
 	return false
 }
 
 func (w *walker) float(n *yaml.Node, what string) float64 {
-	s, ok := w.str(n, what)
+	s, ok := w.Str(n, what)
 	if !ok || s == "" {
 		return 0
 	}
@@ -242,7 +142,7 @@ func (w *walker) float(n *yaml.Node, what string) float64 {
 		if i, ierr := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 0, 64); ierr == nil {
 			return float64(i)
 		}
-		w.errorf(deref(n), "%s: %q is not a number", what, s)
+		w.Errorf(Deref(n), "%s: %q is not a number", what, s)
 		return 0
 	}
 	return f
@@ -250,13 +150,13 @@ func (w *walker) float(n *yaml.Node, what string) float64 {
 
 // timestamp reads start_timestamp: Unix seconds (fractions allowed) or RFC3339.
 func (w *walker) timestamp(n *yaml.Node, what string) time.Time {
-	s, ok := w.str(n, what)
+	s, ok := w.Str(n, what)
 	if !ok || s == "" {
 		return time.Time{}
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e12 {
-			w.errorf(deref(n), "%s: %q is out of range", what, s)
+			w.Errorf(Deref(n), "%s: %q is out of range", what, s)
 			return time.Time{}
 		}
 		sec, frac := math.Modf(f)
@@ -265,14 +165,14 @@ func (w *walker) timestamp(n *yaml.Node, what string) time.Time {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t
 	}
-	w.errorf(deref(n), "%s: cannot parse %q as a Unix timestamp or RFC3339 time", what, s)
+	w.Errorf(Deref(n), "%s: cannot parse %q as a Unix timestamp or RFC3339 time", what, s)
 	return time.Time{}
 }
 
 func (w *walker) stringMap(n *yaml.Node, what string) map[string]string {
 	m := map[string]string{}
-	w.mapping(n, what, func(key string, _, v *yaml.Node) bool {
-		if s, ok := w.str(v, what+" value"); ok {
+	w.Mapping(n, what, func(key string, _, v *yaml.Node) bool {
+		if s, ok := w.Str(v, what+" value"); ok {
 			m[key] = s
 		}
 		return true
@@ -281,31 +181,31 @@ func (w *walker) stringMap(n *yaml.Node, what string) map[string]string {
 }
 
 func (w *walker) testGroup(n *yaml.Node) TestGroup {
-	tg := TestGroup{Pos: w.pos(deref(n))}
-	w.mapping(n, "test group", func(key string, k, v *yaml.Node) bool {
+	tg := TestGroup{Pos: w.Pos(Deref(n))}
+	w.Mapping(n, "test group", func(key string, k, v *yaml.Node) bool {
 		switch key {
 		case "name":
-			tg.Name, _ = w.str(v, key)
+			tg.Name, _ = w.Str(v, key)
 		case "interval":
 			tg.Interval = w.duration(v, key)
 		case "start_timestamp":
 			tg.StartTimestamp = w.timestamp(v, key)
 		case "input_series":
-			w.sequence(v, key, func(item *yaml.Node) {
+			w.Sequence(v, key, func(item *yaml.Node) {
 				tg.InputSeries = append(tg.InputSeries, w.series(item))
 			})
 		case "alert_rule_test":
-			w.sequence(v, key, func(item *yaml.Node) {
+			w.Sequence(v, key, func(item *yaml.Node) {
 				tg.AlertRuleTests = append(tg.AlertRuleTests, w.alertCase(item))
 			})
 		case "promql_expr_test":
-			w.sequence(v, key, func(item *yaml.Node) {
+			w.Sequence(v, key, func(item *yaml.Node) {
 				tg.PromQLTests = append(tg.PromQLTests, w.promqlCase(item))
 			})
 		case "external_labels":
 			tg.ExternalLabels = labels.FromMap(w.stringMap(v, key))
 		case "external_url":
-			tg.ExternalURL, _ = w.str(v, key)
+			tg.ExternalURL, _ = w.Str(v, key)
 		default:
 			return false
 		}
@@ -315,16 +215,16 @@ func (w *walker) testGroup(n *yaml.Node) TestGroup {
 }
 
 func (w *walker) series(n *yaml.Node) Series {
-	s := Series{Pos: w.pos(deref(n))}
-	w.mapping(n, "input series", func(key string, k, v *yaml.Node) bool {
+	s := Series{Pos: w.Pos(Deref(n))}
+	w.Mapping(n, "input series", func(key string, k, v *yaml.Node) bool {
 		switch key {
 		case "series":
-			s.Series, _ = w.str(v, key)
+			s.Series, _ = w.Str(v, key)
 			if strings.ContainsAny(s.Series, "\r\n") {
-				w.errorf(deref(v), "series must be on one line")
+				w.Errorf(Deref(v), "series must be on one line")
 			}
 		case "values":
-			vals, _ := w.str(v, key)
+			vals, _ := w.Str(v, key)
 			// A block scalar may end in a newline; the notation is
 			// whitespace-separated, so line breaks are just spaces.
 			s.Values = strings.Join(strings.Fields(vals), " ")
@@ -337,13 +237,13 @@ func (w *walker) series(n *yaml.Node) Series {
 }
 
 func (w *walker) alertCase(n *yaml.Node) AlertTestCase {
-	c := AlertTestCase{Pos: w.pos(deref(n))}
-	w.mapping(n, "alert_rule_test item", func(key string, k, v *yaml.Node) bool {
+	c := AlertTestCase{Pos: w.Pos(Deref(n))}
+	w.Mapping(n, "alert_rule_test item", func(key string, k, v *yaml.Node) bool {
 		switch key {
 		case "eval_time":
 			c.EvalTime = w.duration(v, key)
 		case "alertname":
-			c.Alertname, _ = w.str(v, key)
+			c.Alertname, _ = w.Str(v, key)
 		case "exp_alerts":
 			c.ExpAlerts = w.expAlerts(v, key)
 		case "exp_pending_alerts":
@@ -359,9 +259,9 @@ func (w *walker) alertCase(n *yaml.Node) AlertTestCase {
 
 func (w *walker) expAlerts(n *yaml.Node, what string) []ExpAlert {
 	var out []ExpAlert
-	w.sequence(n, what, func(item *yaml.Node) {
+	w.Sequence(n, what, func(item *yaml.Node) {
 		var a ExpAlert
-		w.mapping(item, what+" item", func(key string, k, v *yaml.Node) bool {
+		w.Mapping(item, what+" item", func(key string, k, v *yaml.Node) bool {
 			switch key {
 			case "exp_labels":
 				a.Labels = w.stringMap(v, key)
@@ -378,24 +278,24 @@ func (w *walker) expAlerts(n *yaml.Node, what string) []ExpAlert {
 }
 
 func (w *walker) promqlCase(n *yaml.Node) PromQLTestCase {
-	c := PromQLTestCase{Pos: w.pos(deref(n))}
-	w.mapping(n, "promql_expr_test item", func(key string, k, v *yaml.Node) bool {
+	c := PromQLTestCase{Pos: w.Pos(Deref(n))}
+	w.Mapping(n, "promql_expr_test item", func(key string, k, v *yaml.Node) bool {
 		switch key {
 		case "expr":
-			c.Expr, _ = w.str(v, key)
+			c.Expr, _ = w.Str(v, key)
 		case "eval_time":
 			c.EvalTime = w.duration(v, key)
 		case "exp_samples":
-			w.sequence(v, key, func(item *yaml.Node) {
-				s := ExpSample{Pos: w.pos(deref(item))}
-				w.mapping(item, "exp_samples item", func(key string, k, v *yaml.Node) bool {
+			w.Sequence(v, key, func(item *yaml.Node) {
+				s := ExpSample{Pos: w.Pos(Deref(item))}
+				w.Mapping(item, "exp_samples item", func(key string, k, v *yaml.Node) bool {
 					switch key {
 					case "labels":
-						s.Labels, _ = w.str(v, key)
+						s.Labels, _ = w.Str(v, key)
 					case "value":
 						s.Value = w.float(v, key)
 					case "histogram":
-						s.Histogram, _ = w.str(v, key)
+						s.Histogram, _ = w.Str(v, key)
 					default:
 						return false
 					}
@@ -409,18 +309,4 @@ func (w *walker) promqlCase(n *yaml.Node) PromQLTestCase {
 		return true
 	})
 	return c
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	case yaml.DocumentNode:
-		return "a document"
-	}
-	return "an alias"
 }

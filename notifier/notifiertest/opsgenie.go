@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -29,20 +28,16 @@ type OpsgenieRequest struct {
 // statuses queued with Script answer first. Alerts with the same alias
 // are one alert, as Opsgenie deduplicates them.
 type Opsgenie struct {
-	srv *httptest.Server
+	srv       *httptest.Server
+	httpCalls // its mu guards the fields below too
 
-	mu        sync.Mutex
 	reqs      []OpsgenieRequest
-	incidents map[string]*Incident
-	order     []string
-	script    []int
-	attempts  int
-	changed   chan struct{}
+	incidents incidents
 }
 
 // NewOpsgenie starts a stand-in that stops at the end of the test.
 func NewOpsgenie(t testing.TB) *Opsgenie {
-	o := &Opsgenie{incidents: map[string]*Incident{}, changed: make(chan struct{})}
+	o := &Opsgenie{httpCalls: newHTTPCalls()}
 	o.srv = httptest.NewServer(http.HandlerFunc(o.serve))
 	t.Cleanup(o.srv.Close)
 	return o
@@ -50,20 +45,6 @@ func NewOpsgenie(t testing.TB) *Opsgenie {
 
 // URL is the API's base, for opsgenie_configs' api_url.
 func (o *Opsgenie) URL() string { return o.srv.URL + "/" }
-
-// Script queues statuses to answer the next requests with.
-func (o *Opsgenie) Script(status ...int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.script = append(o.script, status...)
-}
-
-// Attempts is the number of requests received, failed ones included.
-func (o *Opsgenie) Attempts() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.attempts
-}
 
 // Requests returns the requests accepted so far.
 func (o *Opsgenie) Requests() []OpsgenieRequest {
@@ -76,43 +57,26 @@ func (o *Opsgenie) Requests() []OpsgenieRequest {
 func (o *Opsgenie) Alerts() []Incident {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make([]Incident, 0, len(o.order))
-	for _, k := range o.order {
-		i := *o.incidents[k]
-		i.Events = slices.Clone(i.Events)
-		out = append(out, i)
-	}
-	return out
+	return o.incidents.list()
 }
 
 // Wait waits until cond holds, failing the test after timeout.
 func (o *Opsgenie) Wait(t testing.TB, timeout time.Duration, cond func(*Opsgenie) bool) {
 	t.Helper()
-	waitChanged(t, timeout, "opsgenie", func() (bool, <-chan struct{}) {
-		if cond(o) {
-			return true, nil
-		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return false, o.changed
-	})
+	waitFor(t, timeout, "opsgenie", &o.mu, &o.changed, func() bool { return cond(o) })
 }
 
 func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.attempts++
-	close(o.changed)
-	o.changed = make(chan struct{})
+	status, scripted := o.received()
 	w.Header().Set("Content-Type", "application/json")
 	answer := func(status int, msg string) {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"result": msg, "message": msg, "took": 0.01, "requestId": "00000000-0000-0000-0000-000000000000"})
 	}
-	if len(o.script) > 0 {
-		status := o.script[0]
-		o.script = o.script[1:]
+	if scripted {
 		answer(status, http.StatusText(status))
 		return
 	}
@@ -138,17 +102,7 @@ func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Action, req.Alias, req.Body = "create", raw.Alias, body
 		o.reqs = append(o.reqs, req)
-		inc := o.incidents[req.Alias]
-		if inc == nil {
-			inc = &Incident{DedupKey: req.Alias, Resolved: true}
-			o.incidents[req.Alias] = inc
-			o.order = append(o.order, req.Alias)
-		}
-		if inc.Resolved {
-			inc.Opened++
-		}
-		inc.Resolved = false
-		inc.Events = append(inc.Events, "create")
+		o.incidents.open(req.Alias, "create")
 		answer(http.StatusAccepted, "Request will be processed")
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/close"):
 		alias := strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/close")
@@ -157,10 +111,7 @@ func (o *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		o.reqs = append(o.reqs, OpsgenieRequest{Action: "close", Alias: alias, Body: body})
-		if inc := o.incidents[alias]; inc != nil {
-			inc.Resolved = true
-			inc.Events = append(inc.Events, "close")
-		}
+		o.incidents.close(alias, "close")
 		answer(http.StatusAccepted, "Request will be processed")
 	default:
 		answer(http.StatusNotFound, "Not found")

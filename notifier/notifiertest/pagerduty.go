@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
@@ -46,20 +45,16 @@ type Incident struct {
 // make one incident, as in PagerDuty: a trigger opens it (or is added to
 // the open one), a resolve closes it.
 type PagerDuty struct {
-	srv *httptest.Server
+	srv       *httptest.Server
+	httpCalls // its mu guards the fields below too
 
-	mu        sync.Mutex
 	events    []PagerDutyEvent
-	incidents map[string]*Incident
-	order     []string
-	script    []int
-	attempts  int
-	changed   chan struct{}
+	incidents incidents
 }
 
 // NewPagerDuty starts a stand-in that stops at the end of the test.
 func NewPagerDuty(t testing.TB) *PagerDuty {
-	p := &PagerDuty{incidents: map[string]*Incident{}, changed: make(chan struct{})}
+	p := &PagerDuty{httpCalls: newHTTPCalls()}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -67,21 +62,6 @@ func NewPagerDuty(t testing.TB) *PagerDuty {
 
 // URL is the events endpoint, for pagerduty_configs' url.
 func (p *PagerDuty) URL() string { return p.srv.URL + "/v2/enqueue" }
-
-// Script queues statuses to answer the next requests with, before any
-// is processed.
-func (p *PagerDuty) Script(status ...int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.script = append(p.script, status...)
-}
-
-// Attempts is the number of requests received, failed ones included.
-func (p *PagerDuty) Attempts() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.attempts
-}
 
 // Events returns the events accepted so far.
 func (p *PagerDuty) Events() []PagerDutyEvent {
@@ -94,40 +74,23 @@ func (p *PagerDuty) Events() []PagerDutyEvent {
 func (p *PagerDuty) Incidents() []Incident {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Incident, 0, len(p.order))
-	for _, k := range p.order {
-		i := *p.incidents[k]
-		i.Events = slices.Clone(i.Events)
-		out = append(out, i)
-	}
-	return out
+	return p.incidents.list()
 }
 
 // Wait waits until cond holds on the stand-in, failing the test after
 // timeout (a bail-out, not a timing assertion).
 func (p *PagerDuty) Wait(t testing.TB, timeout time.Duration, cond func(*PagerDuty) bool) {
 	t.Helper()
-	waitChanged(t, timeout, "pagerduty", func() (bool, <-chan struct{}) {
-		if cond(p) {
-			return true, nil
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return false, p.changed
-	})
+	waitFor(t, timeout, "pagerduty", &p.mu, &p.changed, func() bool { return cond(p) })
 }
 
 func (p *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.attempts++
-	close(p.changed)
-	p.changed = make(chan struct{})
+	status, scripted := p.received()
 	w.Header().Set("Content-Type", "application/json")
-	if len(p.script) > 0 {
-		status := p.script[0]
-		p.script = p.script[1:]
+	if scripted {
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, `{"status":"throttle event","message":"Requests for this service are arriving too quickly.  Please retry later."}`)
 		return
@@ -174,50 +137,61 @@ func (p *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.events = append(p.events, ev)
-	inc := p.incidents[ev.DedupKey]
 	switch ev.EventAction {
 	case "trigger":
-		if inc == nil {
-			inc = &Incident{DedupKey: ev.DedupKey, Resolved: true}
-			p.incidents[ev.DedupKey] = inc
-			p.order = append(p.order, ev.DedupKey)
-		}
-		if inc.Resolved {
-			inc.Opened++
-		}
-		inc.Resolved = false
-		inc.Events = append(inc.Events, ev.EventAction)
+		p.incidents.open(ev.DedupKey, ev.EventAction)
 	case "resolve":
 		// PagerDuty accepts a resolve for an unknown key and drops it.
-		if inc != nil {
-			inc.Resolved = true
-			inc.Events = append(inc.Events, ev.EventAction)
-		}
+		p.incidents.close(ev.DedupKey, ev.EventAction)
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "success", "message": "Event processed", "dedup_key": ev.DedupKey})
 }
 
+// incidents are what PagerDuty (or Opsgenie, the alerts by alias) makes
+// of the events with one key, in the order they were first opened.
+type incidents struct {
+	byKey map[string]*Incident
+	order []string
+}
+
+// open opens the incident of key, or adds event to the open one.
+func (s *incidents) open(key, event string) {
+	inc := s.byKey[key]
+	if inc == nil {
+		if s.byKey == nil {
+			s.byKey = map[string]*Incident{}
+		}
+		inc = &Incident{DedupKey: key, Resolved: true}
+		s.byKey[key] = inc
+		s.order = append(s.order, key)
+	}
+	if inc.Resolved {
+		inc.Opened++
+	}
+	inc.Resolved = false
+	inc.Events = append(inc.Events, event)
+}
+
+// close resolves the incident of key; an unknown key is dropped.
+func (s *incidents) close(key, event string) {
+	if inc := s.byKey[key]; inc != nil {
+		inc.Resolved = true
+		inc.Events = append(inc.Events, event)
+	}
+}
+
+func (s *incidents) list() []Incident {
+	out := make([]Incident, 0, len(s.order))
+	for _, k := range s.order {
+		i := *s.byKey[k]
+		i.Events = slices.Clone(i.Events)
+		out = append(out, i)
+	}
+	return out
+}
+
 func invalid(w http.ResponseWriter, msg string, errs ...string) {
 	w.WriteHeader(http.StatusBadRequest)
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "invalid event", "message": msg, "errors": errs})
-}
-
-// waitChanged polls state: check reports whether the wait is over, or
-// the channel closed at the next change.
-func waitChanged(t testing.TB, timeout time.Duration, what string, check func() (bool, <-chan struct{})) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		done, ch := check()
-		if done {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("%s stand-in: condition not reached", what)
-		}
-	}
 }

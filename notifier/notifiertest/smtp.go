@@ -130,14 +130,7 @@ func (s *SMTP) Mails() []Mail {
 // Wait waits until cond holds, failing the test after timeout.
 func (s *SMTP) Wait(t testing.TB, timeout time.Duration, cond func(*SMTP) bool) {
 	t.Helper()
-	waitChanged(t, timeout, "smtp", func() (bool, <-chan struct{}) {
-		if cond(s) {
-			return true, nil
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return false, s.changed
-	})
+	waitFor(t, timeout, "smtp", &s.mu, &s.changed, func() bool { return cond(s) })
 }
 
 func (s *SMTP) accept() {

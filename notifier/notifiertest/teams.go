@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
@@ -23,18 +22,15 @@ type TeamsMessage struct {
 // Adaptive Card attachment and answers 202 Accepted, 400 for anything
 // else, or the statuses queued with Script first.
 type Teams struct {
-	srv *httptest.Server
+	srv       *httptest.Server
+	httpCalls // its mu guards the fields below too
 
-	mu       sync.Mutex
-	msgs     []TeamsMessage
-	script   []int
-	attempts int
-	changed  chan struct{}
+	msgs []TeamsMessage
 }
 
 // NewTeams starts a stand-in that stops at the end of the test.
 func NewTeams(t testing.TB) *Teams {
-	s := &Teams{changed: make(chan struct{})}
+	s := &Teams{httpCalls: newHTTPCalls()}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -43,20 +39,6 @@ func NewTeams(t testing.TB) *Teams {
 // URL is the workflow's URL, for msteamsv2_configs' webhook_url.
 func (s *Teams) URL() string {
 	return s.srv.URL + "/workflows/0123/triggers/manual/paths/invoke?api-version=2016-06-01&sig=stand-in"
-}
-
-// Script queues statuses to answer the next requests with.
-func (s *Teams) Script(status ...int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, status...)
-}
-
-// Attempts is the number of requests received, failed ones included.
-func (s *Teams) Attempts() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.attempts
 }
 
 // Messages returns the messages posted so far.
@@ -69,26 +51,14 @@ func (s *Teams) Messages() []TeamsMessage {
 // Wait waits until cond holds, failing the test after timeout.
 func (s *Teams) Wait(t testing.TB, timeout time.Duration, cond func(*Teams) bool) {
 	t.Helper()
-	waitChanged(t, timeout, "teams", func() (bool, <-chan struct{}) {
-		if cond(s) {
-			return true, nil
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return false, s.changed
-	})
+	waitFor(t, timeout, "teams", &s.mu, &s.changed, func() bool { return cond(s) })
 }
 
 func (s *Teams) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.attempts++
-	close(s.changed)
-	s.changed = make(chan struct{})
-	if len(s.script) > 0 {
-		status := s.script[0]
-		s.script = s.script[1:]
+	if status, scripted := s.received(); scripted {
 		w.WriteHeader(status)
 		return
 	}

@@ -56,13 +56,14 @@ func pyArgs(src string, open int) string {
 	return ""
 }
 
-// pySplit splits an argument list at its top-level commas.
-func pySplit(args string) []string {
+// pySplitAt splits s at each sep that stands outside brackets and string
+// literals, trimming the parts.
+func pySplitAt(s string, sep byte) []string {
 	var out []string
 	depth, start := 0, 0
 	var quote byte
-	for i := 0; i < len(args); i++ {
-		c := args[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case quote != 0 && c == '\\':
 			i++
@@ -76,13 +77,20 @@ func pySplit(args string) []string {
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
-		case c == ',' && depth == 0:
-			out = append(out, strings.TrimSpace(args[start:i]))
+		case c == sep && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
 			start = i + 1
 		}
 	}
-	if s := strings.TrimSpace(args[start:]); s != "" {
-		out = append(out, s)
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// pySplit splits an argument list at its top-level commas. Python allows a
+// trailing comma, so an empty last part is no argument.
+func pySplit(args string) []string {
+	out := pySplitAt(args, ',')
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
 	}
 	return out
 }
@@ -201,33 +209,9 @@ func (f *pyFile) labels(expr string, at int, depth int) ([]string, bool) {
 	return out, true
 }
 
-// pySplitPlus splits a + b + c at its top level.
-func pySplitPlus(expr string) []string {
-	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(expr); i++ {
-		c := expr[i]
-		switch {
-		case quote != 0 && c == '\\':
-			i++
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == '+' && depth == 0:
-			out = append(out, strings.TrimSpace(expr[start:i]))
-			start = i + 1
-		}
-	}
-	return append(out, strings.TrimSpace(expr[start:]))
-}
+// pySplitPlus splits a + b + c at its top level. An empty term (a +) is
+// kept, so that labels gives up on it.
+func pySplitPlus(expr string) []string { return pySplitAt(expr, '+') }
 
 var identRe = regexp.MustCompile(`^(?:self\.)?[A-Za-z_]\w*$`)
 
