@@ -66,7 +66,7 @@ func TestParseSchedule(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{"", "Mon", "09:00", "Mon 9:00", "Mon 24:00", "Mon 12:60", "Mon 09:00 UTC", "Mo 09:00", "Mon -1:00", "every 1m", "Mon 09:00:00", "\x00 \x00"} {
+	for _, in := range []string{"", "Mon", "09:00", "Mon 9:00", "Mon 24:00", "Mon 12:60", "Mon 09:00 UTC", "Mo 09:00", "Mon -1:00", "every 1m", "Mon 09:00:00", "\x00 \x00", "Mon +9:00", "Mon 09:+5", "Mon ٠٩:٠٠"} {
 		if _, _, err := ParseSchedule(in); err == nil {
 			t.Errorf("ParseSchedule(%q) = nil error", in)
 		}
