@@ -235,7 +235,34 @@ type ReportConfig struct {
 	// FlappingThreshold: an alert that fired and resolved more than this
 	// many times in the report's span is flapping. Default 3.
 	FlappingThreshold int
+	// Digest is report.digest: the report sent to a receiver every week;
+	// nil without one.
+	Digest *DigestConfig
 }
+
+// DigestConfig is report.digest: paged run builds the report from its
+// history every week and sends it to a receiver (docs/history.md).
+type DigestConfig struct {
+	// Receiver is a receiver of notifier.receivers with slack_configs or
+	// webhook_configs: the digest goes through those, and never through
+	// its other integrations.
+	Receiver string
+	// Weekday and At are when the digest is sent: At is an offset from
+	// midnight, in the report's TimeZone (schedule: "Mon 09:00", the
+	// default).
+	Weekday time.Weekday
+	At      time.Duration
+	// Span is how far back each digest reports, up to its scheduled
+	// time. Default 7d.
+	Span time.Duration
+}
+
+// Defaults of report.digest.
+const (
+	DefaultDigestWeekday = time.Monday
+	DefaultDigestAt      = 9 * time.Hour
+	DefaultDigestSpan    = 7 * 24 * time.Hour
+)
 
 // DefaultFlappingThreshold is report.flapping_threshold.
 const DefaultFlappingThreshold = 3
@@ -363,6 +390,7 @@ func Parse(data []byte, path string, getenv func(string) string) (*Config, error
 		ruleFilesNode  *yaml.Node
 		packsNode      *yaml.Node
 		clusterNode    *yaml.Node
+		digest         *digestNodes
 	)
 	ds := &cfg.Datasource
 	d.mapping(root, "",
@@ -455,6 +483,9 @@ func Parse(data []byte, path string, getenv func(string) string) (*Config, error
 				field{"working_hours", d.workingHours(&cfg.Report.WorkStart, &cfg.Report.WorkEnd)},
 				field{"working_days", d.weekdays(&cfg.Report.WorkingDays)},
 				field{"flapping_threshold", d.positiveInt(&cfg.Report.FlappingThreshold)},
+				field{"digest", func(n *yaml.Node, key string) {
+					digest = d.digest(n, key, &cfg.Report)
+				}},
 			)
 		}},
 		field{"cluster", func(n *yaml.Node, key string) {
@@ -493,6 +524,7 @@ func Parse(data []byte, path string, getenv func(string) string) (*Config, error
 	if cfg.Cluster.Enabled() && cfg.Notifier == nil && !d.hasProblemUnder("notifier") {
 		d.errorf(clusterNode, "cluster", "a cluster gossips the notifier's state: add a notifier block, or remove cluster")
 	}
+	d.checkDigest(digest, cfg)
 	if ruleFilesNode == nil && packsNode == nil {
 		d.errorf(root, "rule_files", "required: list the rule files (globs) to evaluate, or the rule packs under packs:")
 	}

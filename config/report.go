@@ -56,7 +56,7 @@ func (d *decoder) workingHours(start, end *time.Duration) func(*yaml.Node, strin
 // clockTime reads HH:MM as an offset from midnight, 00:00 to 24:00.
 func clockTime(s string) (time.Duration, error) {
 	var h, m int
-	if len(s) != 5 || s[2] != ':' {
+	if len(s) != 5 || s[2] != ':' || strings.Trim(s[:2]+s[3:], "0123456789") != "" {
 		return 0, fmt.Errorf("not HH:MM")
 	}
 	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil {

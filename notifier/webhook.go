@@ -96,6 +96,13 @@ func (w *webhookNotifier) Notify(ctx context.Context, alerts ...*alert.Alert) no
 	if err != nil {
 		return notify.Unrecoverable(err, notify.EncodingErrorReason)
 	}
+	return w.post(ctx, body)
+}
+
+// post sends body to the webhook: signed when it has an HMAC secret,
+// with its headers, within its timeout and its bound on requests in
+// flight.
+func (w *webhookNotifier) post(ctx context.Context, body []byte) notify.NotifyVerdict {
 	u, err := secretOrFile(string(w.conf.URL), w.conf.URLFile)
 	if err != nil {
 		return notify.Unrecoverable(fmt.Errorf("url_file: %w", err), notify.FileReadErrorReason)

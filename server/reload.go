@@ -94,7 +94,7 @@ func (s *Server) reload() error {
 	}
 	cfg.UseWebConfig(s.opts.WebConfigFile)
 	if changed := restartRequired(old, cfg); len(changed) > 0 {
-		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, web.auth_token_file, web.runbooks_dir, the web.max_* limits, web.read_timeout and web.regexp_query_timeout)", strings.Join(changed, ", "))
+		return fmt.Errorf("%s changed: restart paged to apply (reload applies rule_files, packs, datasource.embedded.scrape_configs and keep, global.evaluation_interval, global.external_labels, global.no_series_after, notifier, report, web.auth_token_file, web.runbooks_dir, the web.max_* limits, web.read_timeout and web.regexp_query_timeout)", strings.Join(changed, ", "))
 	}
 	if (old.NotifierConfig == nil) != (cfg.NotifierConfig == nil) {
 		return errors.New("notifier block added or removed: restart paged to apply")
@@ -112,6 +112,9 @@ func (s *Server) reload() error {
 		}
 	}
 	s.cfg.Store(cfg)
+	if s.digest != nil {
+		s.digest.Wake() // report.digest may have changed
+	}
 	return nil
 }
 

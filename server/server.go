@@ -19,9 +19,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/pagedhq/paged/config"
+	"github.com/pagedhq/paged/digest"
 	"github.com/pagedhq/paged/engine"
 	"github.com/pagedhq/paged/history"
 	"github.com/pagedhq/paged/internal/durable"
+	"github.com/pagedhq/paged/notifier"
 	"github.com/pagedhq/paged/web"
 )
 
@@ -72,7 +74,8 @@ type Server struct {
 	notifier Notifier // nil without a notifier block
 
 	web     *web.Handler
-	history *history.Store // nil: no history (it could not be opened)
+	history *history.Store    // nil: no history (it could not be opened)
+	digest  *digest.Scheduler // nil without a notifier
 
 	reloadMu sync.Mutex // one reload at a time
 	reloads  reloadStatus
@@ -154,6 +157,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.eng = eng
 	chartSource(n, eng)
+	if s.digest, err = s.newDigest(n, rep, reg); err != nil {
+		return nil, err
+	}
 	wo := web.Options{
 		Config:        s.Config,
 		Engine:        eng,
@@ -195,6 +201,31 @@ func openHistory(cfg *config.Config, rep *durable.Reporter, logger *slog.Logger,
 	return h
 }
 
+// newDigest builds the weekly digest's scheduler over the notifier (nil
+// without one: report.digest needs a receiver). It sends nothing while
+// the configuration has no report.digest; a reload that adds one wakes
+// it.
+func (s *Server) newDigest(n Notifier, rep *durable.Reporter, reg prometheus.Registerer) (*digest.Scheduler, error) {
+	sender, ok := n.(interface {
+		SendDigest(context.Context, string, notifier.Digest) (notifier.DigestResult, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	opts := digest.Options{
+		Config:      s.Config,
+		Send:        sender.SendDigest,
+		StoragePath: s.Config().Storage.Path,
+		Reporter:    rep,
+		Logger:      s.logger.With("component", "digest"),
+		Registerer:  reg,
+	}
+	if s.history != nil {
+		opts.History = s.history
+	}
+	return digest.New(opts)
+}
+
 // Config returns the configuration in effect.
 func (s *Server) Config() *config.Config { return s.cfg.Load() }
 
@@ -233,6 +264,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if s.notifier != nil {
 		run("notifier", s.notifier.Run)
+	}
+	if s.digest != nil {
+		run("digest", s.digest.Run)
 	}
 	run("engine", s.eng.Run)
 	run("readiness", s.watchReady)

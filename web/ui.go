@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -63,9 +64,14 @@ const uiContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-sr
 // UI's headers: the content security policy, no sniffing, no referrer, no
 // caching.
 func (h *Handler) writePage(w http.ResponseWriter, page *template.Template, data any, code int) {
+	h.writeRendered(w, page.Name(), code, func(w io.Writer) error { return page.Execute(w, data) })
+}
+
+// writeRendered is writePage for a page render writes.
+func (h *Handler) writeRendered(w http.ResponseWriter, name string, code int, render func(io.Writer) error) {
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, data); err != nil {
-		h.logger.Error("render page failed", "page", page.Name(), "err", err)
+	if err := render(&buf); err != nil {
+		h.logger.Error("render page failed", "page", name, "err", err)
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return
 	}

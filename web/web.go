@@ -66,8 +66,9 @@ type Options struct {
 	// WebConfigFile is the exporter-toolkit web configuration (TLS, basic
 	// auth) Serve hands to the toolkit; "" serves plain HTTP.
 	WebConfigFile string
-	// History is the event history, for GET /api/v1/history; nil when
-	// it could not be opened (the endpoint then answers 503).
+	// History is the event history, for GET /api/v1/history, /history
+	// and /report; nil when it is off or could not be opened (they then
+	// answer 503). A *history.Store.
 	History History
 	// Logger receives web's logs; nil discards them.
 	Logger *slog.Logger
@@ -88,6 +89,8 @@ type Handler struct {
 	// that match regular expressions one at a time.
 	inFlight bytesInFlight
 	regexps  chan struct{}
+	// reports builds one /report at a time.
+	reports chan struct{}
 	// webConfig is the web configuration file Serve hands to
 	// exporter-toolkit; "" serves plain HTTP.
 	webConfig string
@@ -101,7 +104,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{opts: opts, logger: opts.Logger, notifier: opts.Notifier, webConfig: opts.WebConfigFile, regexps: make(chan struct{}, 1)}
+	h := &Handler{opts: opts, logger: opts.Logger, notifier: opts.Notifier, webConfig: opts.WebConfigFile, regexps: make(chan struct{}, 1), reports: make(chan struct{}, 1)}
 	h.metrics = newMetrics(opts.Registry, func() float64 { return float64(h.inFlight.load()) })
 	h.router = sync.OnceValue(h.routes)
 	return h, nil
@@ -137,6 +140,7 @@ func (h *Handler) routes() http.Handler {
 	h.mountUI(r) // web UI: / and /ui/app.js
 	r.Get("/graph", h.handleGraph)
 	r.Get("/history", h.handleHistoryPage)
+	r.Get("/report", h.handleReportPage)
 	r.Get("/status", h.handleStatus)
 	h.mountPromAPI(r) // embedded mode: Prometheus's query API
 	if h.notifier != nil {

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/pagedhq/paged/config"
 	"github.com/pagedhq/paged/history"
@@ -30,11 +26,11 @@ func (c *reportCmd) Run(e *env) error { return e.lines(c.run(e)) }
 
 func (c *reportCmd) run(e *env) error {
 	now := time.Now()
-	from, err := reportTime(c.From, now)
+	from, err := report.ParseTime(c.From, now)
 	if err != nil {
 		return usageError("--from: %v", err)
 	}
-	to, err := reportTime(c.To, now)
+	to, err := report.ParseTime(c.To, now)
 	if err != nil {
 		return usageError("--to: %v", err)
 	}
@@ -73,10 +69,9 @@ func (c *reportCmd) run(e *env) error {
 			sources = append(sources, newHistoryClient(u))
 		}
 	}
-	r, err := report.Build(e.ctx, report.Options{
-		From: from, To: to, Location: rc.TimeZone, WorkStart: rc.WorkStart, WorkEnd: rc.WorkEnd,
-		WorkingDays: rc.WorkingDays, FlappingThreshold: rc.FlappingThreshold, Top: c.Top,
-	}, sources...)
+	opts := report.ConfigOptions(rc, from, to)
+	opts.Top = c.Top
+	r, err := report.Build(e.ctx, opts, sources...)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}
@@ -109,24 +104,4 @@ func write(r *report.Report, format string, w io.Writer) error {
 	default:
 		return r.WriteText(w)
 	}
-}
-
-// reportTime reads now, -<duration> (Prometheus durations: -90m, -7d)
-// or an RFC 3339 time.
-func reportTime(s string, now time.Time) (time.Time, error) {
-	switch {
-	case s == "now":
-		return now, nil
-	case strings.HasPrefix(s, "-"):
-		d, err := model.ParseDuration(s[1:])
-		if err != nil || d == 0 {
-			return time.Time{}, fmt.Errorf("%q is not a duration back from now such as -1h or -7d", s)
-		}
-		return now.Add(-time.Duration(d)), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is neither now, a duration back from now (-1h, -7d) nor an RFC 3339 time", s)
-	}
-	return t, nil
 }
