@@ -101,7 +101,6 @@ func TestDigestEndToEnd(t *testing.T) {
       slack_configs:
         - {app_token: xoxb-digest-test, app_url: %[1]q, channel: '#digest'}
 `, slack.APIURL()))
-	enableHistory(t, config)
 	// Working hours hours away from now, every day: every page of the
 	// test is outside them.
 	hours := "02:00-03:00"

@@ -148,7 +148,6 @@ func TestHistoryEndToEnd(t *testing.T) {
 	slack := notifiertest.NewSlack(t, "xoxb-history-test")
 	dir := t.TempDir()
 	config, web := embeddedConfig(t, dir, g, historyRules, historyNotifier(slack))
-	enableHistory(t, config)
 	p := startPaged(t, bin, config, web)
 	ofAlert := url.Values{"alertname": {"QueueBacklog"}}
 

@@ -97,7 +97,6 @@ func TestReportNamesTheFlappingAlert(t *testing.T) {
     - name: broken
       webhook_configs: [{url: %q}]
 `, sink.URL(), broken.URL()))
-	enableHistory(t, config)
 	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -124,20 +124,3 @@ notifier:
 	}
 	return config, web
 }
-
-// enableHistory turns storage.history on in a paged.yaml written by
-// embeddedConfig or remoteConfig.
-func enableHistory(t *testing.T, config string) {
-	t.Helper()
-	b, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Replace(string(b), "\nstorage:\n", "\nstorage:\n  history: {enabled: true}\n", 1)
-	if s == string(b) {
-		t.Fatal("no storage block to enable the history in")
-	}
-	if err := os.WriteFile(config, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
