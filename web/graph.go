@@ -258,7 +258,7 @@ svg.chart{max-width:100%;height:auto;display:block}.ax{font:11px system-ui,sans-
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#5f6670}
 </style></head>
 <body id="paged-graph">
-<header><strong>paged</strong><a href="./">Alerts</a><a href="report">Report</a><a href="runbooks/">Runbooks</a></header>
+` + pageHeader + `
 <main>
 <form method="get" action="graph">
 <div class="grow"><label for="expr">Expression</label><textarea id="expr" name="g0.expr">{{.Req.Expr}}</textarea></div>

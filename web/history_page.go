@@ -482,7 +482,7 @@ table{border-collapse:collapse;width:100%;margin-top:1rem}td,th{text-align:left;
 .type-notification{background:#e8f0fe;color:#174ea6}.type-ack{background:#e6f4ea;color:#0d652d}.type-silence{background:#f3e8fd;color:#6a1b9a}
 </style></head>
 <body id="paged-history">
-<header><strong>paged</strong><a href="./">Alerts</a><a href="graph">Graph</a><a href="report">Report</a><a href="runbooks/">Runbooks</a></header>
+` + pageHeader + `
 <main>
 <h1>History{{if .Title}} of {{.Title}}{{end}}</h1>
 <form method="get" action="history">

@@ -110,7 +110,7 @@ form{margin:1rem 0;display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}la
 .err{color:#c62828}.muted{color:#5f6670}
 </style></head>
 <body id="paged-report">
-<header><strong>paged</strong><a href="./">Alerts</a><a href="graph">Graph</a><a href="report">Report</a><a href="runbooks/">Runbooks</a><a href="status">Status</a></header>
+` + pageHeader + `
 <main>
 <h1>Report</h1>
 <p class="err" id="report-error" role="alert">{{.Error}}</p>

@@ -138,7 +138,7 @@ header a{color:#1d1f23}main{padding:0 1.25rem 2rem;max-width:80rem}
 table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:.3rem .6rem;border-bottom:1px solid #dde1e6}
 th{color:#5f6670;font-weight:600}pre{background:#f5f6f8;padding:.6rem;overflow:auto;font-size:.85rem}
 .ok{color:#2e7d32}.err{color:#c62828}code{font-family:ui-monospace,Menlo,monospace}</style></head>
-<body id="paged-status"><header><strong>paged</strong><a href="./">Alerts</a><a href="report">Report</a><a href="runbooks/">Runbooks</a><a href="status">Status</a></header>
+<body id="paged-status">` + pageHeader + `
 <main>
 <h2>Readiness</h2>
 <p id="ready" class="{{if .Ready}}ok{{else}}err{{end}}">{{if .Ready}}ready{{else}}not ready: {{.Reason}}{{end}}</p>

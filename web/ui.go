@@ -495,3 +495,7 @@ type bufferedResponse struct {
 func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
+
+// pageHeader is the navigation of the pages web renders on the server
+// (graph, history, report, status); the overview's is in ui/index.html.
+const pageHeader = `<header><strong>paged</strong><a href="./">Alerts</a><a href="graph">Graph</a><a href="history">History</a><a href="report">Report</a><a href="runbooks/">Runbooks</a><a href="status">Status</a></header>`
