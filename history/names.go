@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,25 +135,30 @@ func (n *names) resolve(ctx context.Context, db *sql.DB, seriesIDs, nameIDs []in
 // byIDs runs query (ending in "IN ") for ids, a few hundred at a time,
 // and calls fn for each row.
 func byIDs(ctx context.Context, db *sql.DB, query string, ids []int64, fn func(*sql.Rows) error) error {
-	const chunk = 500
-	for len(ids) > 0 {
-		part := ids[:min(chunk, len(ids))]
-		ids = ids[len(part):]
-		var b strings.Builder
-		b.WriteString(query)
-		b.WriteByte('(')
-		for i, id := range part {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.FormatInt(id, 10))
-		}
-		b.WriteByte(')')
-		if err := eachRow(ctx, db, b.String(), nil, fn); err != nil {
+	for part := range slices.Chunk(ids, maxIDList) {
+		if err := eachRow(ctx, db, query+idList(part), nil, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// maxIDList is the most ids an idList holds, well within SQLite's limit
+// on the length of a statement.
+const maxIDList = 500
+
+// idList writes ids as an SQL list, "(1,2,3)".
+func idList(ids []int64) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(')')
+	return b.String()
 }
 
 // eachRow runs a query and calls fn for each row.

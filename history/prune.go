@@ -2,19 +2,15 @@ package history
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 )
 
-// sweepInterval is how often the series and names no event refers to
-// any more are deleted, once events were: a series still in use is found
-// at once, one that is not costs a scan of its alert name's events.
-const sweepInterval = 24 * time.Hour
-
 // prune deletes the events older than the retention and, while the file
 // holds more than MaxBytes of events, the oldest ones; it never deletes
-// the newest event. Their notices go with them, and, once a day, the
-// series and names left without events. Freed pages go back to the file
-// system.
+// the newest event. Their notices go with them, and the series and names
+// left without events. Freed pages go back to the file system.
 func (s *Store) prune(now time.Time) {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
@@ -34,15 +30,11 @@ func (s *Store) prune(now time.Time) {
 		s.logger.Warn("pruning the history by size failed", "err", err)
 	}
 	s.metrics.pruned.WithLabelValues("size").Add(float64(m))
-	s.unswept = s.unswept || n+m > 0
-	if s.unswept && now.Sub(s.lastSweep) >= sweepInterval {
-		s.lastSweep, s.unswept = now, false
-		if err := s.sweep(ctx); err != nil {
-			s.logger.Warn("deleting the history's unused series and names failed", "err", err)
-		}
-	}
 	if n+m == 0 {
 		return
+	}
+	if err := s.sweep(ctx); err != nil {
+		s.logger.Warn("deleting the history's unused series and names failed", "err", err)
 	}
 	if _, err := s.w.conn.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		s.logger.Warn("returning the history's free pages failed", "err", err)
@@ -128,30 +120,37 @@ func (s *Store) pruneSize(ctx context.Context) (int64, error) {
 	return deleted, nil
 }
 
-// sweep deletes the series and names no event or notice refers to any
-// more, and has the writer read again those that are left. An alert's
-// events carry its name (writer.insert): they are found by the alert
-// name's index.
-func (s *Store) sweep(ctx context.Context) error {
-	var swept int64
-	for _, stmt := range []string{
-		`DELETE FROM series WHERE NOT EXISTS (SELECT 1 FROM events WHERE alertname = series.alertname AND alert = series.id)
-AND NOT EXISTS (SELECT 1 FROM events WHERE labels = series.id)`,
-		`DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM events WHERE grp = names.id)
-AND NOT EXISTS (SELECT 1 FROM notices WHERE receiver = names.id OR integration = names.id OR alertnames = names.id)`,
-	} {
-		res, err := s.w.conn.ExecContext(ctx, stmt)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		swept += n
+// sweep deletes the series and names no event refers to any more, as
+// the writer counts them: without reading the events.
+func (s *Store) sweep(ctx context.Context) (err error) {
+	conn := s.w.conn
+	var oldest int64
+	if err := conn.QueryRowContext(ctx, "SELECT coalesce(min(id), 0) FROM events").Scan(&oldest); err != nil {
+		return err
 	}
-	if swept == 0 {
+	series, names := s.w.unused(oldest)
+	if len(series)+len(names) == 0 {
 		return nil
 	}
-	return s.w.load(ctx)
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return errors.Join(err, s.w.load(ctx))
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(ctx, "ROLLBACK")
+			err = errors.Join(err, s.w.load(ctx)) // it forgot them
+		}
+	}()
+	for _, d := range []struct {
+		table string
+		ids   []int64
+	}{{"series", series}, {"names", names}} {
+		for ids := range slices.Chunk(d.ids, maxIDList) {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+d.table+" WHERE id IN "+idList(ids)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
 }

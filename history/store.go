@@ -148,9 +148,7 @@ type Store struct {
 
 	// writeMu makes the writer's connection, whose transactions are its
 	// BEGIN and COMMIT, one caller's at a time: commits and pruning.
-	writeMu   sync.Mutex
-	lastSweep time.Time // guarded by writeMu, as is unswept
-	unswept   bool      // events were deleted since the last sweep
+	writeMu sync.Mutex
 
 	// the writer's goroutine's own
 	lastPrune time.Time

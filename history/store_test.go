@@ -531,8 +531,8 @@ func TestSeries(t *testing.T) {
 	}
 }
 
-// Series and names no event refers to any more are deleted once a day;
-// their ids are not given again.
+// Series and names no event refers to any more are deleted with the
+// events; their ids are not given again.
 func TestSweep(t *testing.T) {
 	now := t0.Add(-time.Hour) // the writer's first prune deletes nothing
 	s := open(t, Options{Retention: time.Hour, Now: func() time.Time { return now }})
@@ -574,5 +574,44 @@ func TestSweep(t *testing.T) {
 	}
 	if got := kinds(query(t, s, Query{Alertname: "Old"}).Events); got != "firing:Old" {
 		t.Errorf("Old again: %q", got)
+	}
+}
+
+// After a restart the writer does not know which series the events in
+// the file refer to: it deletes none of them before every event written
+// before the restart is gone.
+func TestSweepAfterReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	clock := func() time.Time { return t0.Add(-3 * time.Hour) } // the writers' own pruning deletes nothing
+	s := open(t, Options{Path: path, Retention: time.Hour, Now: clock})
+	s.Record(alert(TypeFiring, "A", "a", t0.Add(-3*time.Hour)), alert(TypeFiring, "B", "b", t0.Add(-2*time.Hour)))
+	flush(t, s)
+	s.Close()
+	s = open(t, Options{Path: path, Retention: time.Hour, Now: clock})
+	s.Record(alert(TypeFiring, "C", "c", t0))
+	flush(t, s)
+	names := func() string {
+		rows, err := s.db.Query("SELECT alertname FROM series ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return strings.Join(out, " ")
+	}
+	s.prune(t0.Add(-90 * time.Minute)) // A's event goes, B's stays
+	if got := names(); got != "A B C" {
+		t.Errorf("series after A's event went: %q; A's may still be in use as far as the writer knows", got)
+	}
+	s.prune(t0) // B's goes too
+	if got := names(); got != "C" {
+		t.Errorf("series after B's event went: %q", got)
 	}
 }

@@ -98,6 +98,15 @@ type writer struct {
 	// filled are the series whose labels a commit added: readers that
 	// cached them without labels forget them once it is committed.
 	filled []int64
+
+	// event is the id of the event being written. seriesUse and nameUse
+	// are the last event that referred to each series and name since the
+	// file was read, loaded (the last event then) for the others: once
+	// the oldest event of the file is past it, none refers to it any more
+	// (unused). Events are deleted by time, not id, so this may keep an
+	// unused one a while, never delete one in use.
+	event, loaded      int64
+	seriesUse, nameUse map[int64]int64
 }
 
 type seriesRef struct {
@@ -146,6 +155,10 @@ func newWriter(db *sql.DB) (*writer, error) {
 // load reads the ids of the series and names in the file.
 func (w *writer) load(ctx context.Context) error {
 	w.known, w.names = map[uint64]seriesRef{}, map[string]int64{}
+	w.seriesUse, w.nameUse = map[int64]int64{}, map[int64]int64{}
+	if err := w.conn.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM events").Scan(&w.loaded); err != nil {
+		return err
+	}
 	rows, err := w.conn.QueryContext(ctx, "SELECT id, fingerprint, labels IS NOT NULL, alertname FROM series")
 	if err != nil {
 		return err
@@ -215,7 +228,7 @@ func (w *writer) insert(ctx context.Context, batch []Event) (err error) {
 	}
 	for i := range batch {
 		e := &batch[i]
-		e.ID = next
+		e.ID, w.event = next, next
 		next++
 		alert, lbls, err := w.seriesOf(ctx, e)
 		if err != nil {
@@ -231,10 +244,10 @@ func (w *writer) insert(ctx context.Context, batch []Event) (err error) {
 		if err != nil {
 			return err
 		}
-		if lbls == 0 && grp == nil && e.Receiver == "" && e.Integration == "" && e.Outcome == "" && e.User == "" {
-			err = w.alerts.add(ctx, e.ID, e.Time.UnixMilli(), e.Type, alertname, seriesID(alert.id), text(string(e.Details)))
+		if lbls == 0 && grp == 0 && e.Receiver == "" && e.Integration == "" && e.Outcome == "" && e.User == "" {
+			err = w.alerts.add(ctx, e.ID, e.Time.UnixMilli(), e.Type, alertname, nullable(alert.id), text(string(e.Details)))
 		} else {
-			err = w.events.add(ctx, e.ID, e.Time.UnixMilli(), e.Type, alertname, seriesID(alert.id), seriesID(lbls), grp,
+			err = w.events.add(ctx, e.ID, e.Time.UnixMilli(), e.Type, alertname, nullable(alert.id), nullable(lbls), nullable(grp),
 				text(e.Receiver), text(e.Integration), text(e.Outcome), text(e.User), text(string(e.Details)))
 		}
 		if err != nil {
@@ -262,8 +275,9 @@ func text(s string) any {
 	return s
 }
 
-// seriesID is a series id, or NULL for none (0).
-func seriesID(v int64) any {
+// nullable is the id of a series or a name, or NULL for none (0): ids
+// start at 1.
+func nullable(v int64) any {
 	if v == 0 {
 		return nil
 	}
@@ -310,6 +324,7 @@ func (w *writer) seriesOf(ctx context.Context, e *Event) (alert seriesRef, lbls 
 func (w *writer) series(ctx context.Context, fp uint64, alertname string, ls map[string]string) (seriesRef, error) {
 	r, ok := w.known[fp]
 	if ok && (r.labeled || ls == nil) {
+		w.seriesUse[r.id] = w.event
 		return r, nil
 	}
 	var lsText any
@@ -335,6 +350,7 @@ func (w *writer) series(ctx context.Context, fp uint64, alertname string, ls map
 		r.labeled = true
 		w.known[fp] = r
 		w.filled = append(w.filled, r.id)
+		w.seriesUse[r.id] = w.event
 		return r, nil
 	}
 	res, err := w.insertSeries.ExecContext(ctx, int64(fp), alertname, lsText)
@@ -346,24 +362,23 @@ func (w *writer) series(ctx context.Context, fp uint64, alertname string, ls map
 		return seriesRef{}, err
 	}
 	w.known[fp] = r
+	w.seriesUse[r.id] = w.event
 	return r, nil
 }
 
 // notice writes the notice of an event whose group key is the name grp
-// (nil: none, 0 in the notice, whose key it is part of).
-func (w *writer) notice(ctx context.Context, n *Notice, grp any) error {
-	if grp == nil {
-		grp = 0
-	}
-	var alerts, receiver, integration, names any
+// (0 for none: it is part of the notices' key, which cannot be NULL).
+func (w *writer) notice(ctx context.Context, n *Notice, grp int64) error {
+	var alerts, names any
 	if n.Kind == NoticePage {
 		alerts = int64(n.Alerts)
 	}
-	var err error
-	if receiver, err = w.name(ctx, n.Receiver); err != nil {
+	receiver, err := w.name(ctx, n.Receiver)
+	if err != nil {
 		return err
 	}
-	if integration, err = w.name(ctx, n.Integration); err != nil {
+	integration, err := w.name(ctx, n.Integration)
+	if err != nil {
 		return err
 	}
 	if len(n.Alertnames) > 0 {
@@ -371,31 +386,59 @@ func (w *writer) notice(ctx context.Context, n *Notice, grp any) error {
 		if err != nil {
 			return err
 		}
-		if names, err = w.name(ctx, string(b)); err != nil {
+		id, err := w.name(ctx, string(b))
+		if err != nil {
 			return err
 		}
+		names = id
 	}
-	_, err = w.insertNotice.ExecContext(ctx, n.Kind, grp, n.Time.UnixMilli(), n.ID, receiver, integration, alerts, names, text(n.Error))
+	_, err = w.insertNotice.ExecContext(ctx, n.Kind, grp, n.Time.UnixMilli(), n.ID, nullable(receiver), nullable(integration), alerts, names, text(n.Error))
 	return err
 }
 
 // name is the id of a name (a group key, a receiver, an integration, a
-// list of alert names), added when the file lacks it; NULL for none.
-func (w *writer) name(ctx context.Context, name string) (any, error) {
+// list of alert names), added when the file lacks it; 0 for none.
+func (w *writer) name(ctx context.Context, name string) (int64, error) {
 	if name == "" {
-		return nil, nil
+		return 0, nil
 	}
-	if id, ok := w.names[name]; ok {
-		return id, nil
+	id, ok := w.names[name]
+	if !ok {
+		res, err := w.insertName.ExecContext(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return 0, err
+		}
+		w.names[name] = id
 	}
-	res, err := w.insertName.ExecContext(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return nil, err
-	}
-	w.names[name] = id
+	w.nameUse[id] = w.event
 	return id, nil
+}
+
+// unused forgets the series and names no event from the oldest on
+// refers to, and returns their ids, for the caller to delete them.
+func (w *writer) unused(oldest int64) (series, names []int64) {
+	last := func(use map[int64]int64, id int64) int64 {
+		if e, ok := use[id]; ok {
+			return e
+		}
+		return w.loaded
+	}
+	for fp, r := range w.known {
+		if last(w.seriesUse, r.id) < oldest {
+			series = append(series, r.id)
+			delete(w.known, fp)
+			delete(w.seriesUse, r.id)
+		}
+	}
+	for name, id := range w.names {
+		if last(w.nameUse, id) < oldest {
+			names = append(names, id)
+			delete(w.names, name)
+			delete(w.nameUse, id)
+		}
+	}
+	return series, names
 }
