@@ -184,8 +184,8 @@ func main() {
 	stop = profile(*prof, "storm")
 	for _, n := range []int{10_000, 100, 10} {
 		cpu, written := evaluations(ctx, s, n, *rounds, now)
-		fmt.Printf("| one evaluation where %d alerts change state: %d events, one commit | median %s CPU (range %s–%s); %.0f KiB written (mean; median %.0f KiB) |\n",
-			n, n, ms(median(cpu)), ms(slices.Min(cpu)), ms(slices.Max(cpu)), mean(written)/1024, float64(median(written))/1024)
+		fmt.Printf("| one evaluation where %s alerts change state: %s events, one commit | median %s CPU (range %s–%s); %.0f KiB written (mean; median %.0f KiB) |\n",
+			thousands(n), thousands(n), ms(median(cpu)), ms(slices.Min(cpu)), ms(slices.Max(cpu)), mean(written)/1024, float64(median(written))/1024)
 	}
 	stop()
 	fmt.Printf("| one evaluation where 10,000 alerts stay firing | no event, no write |\n")
@@ -361,6 +361,15 @@ func median[T time.Duration | int64](ds []T) T {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// thousands writes n with a comma between thousands, as the tables do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func mean(ns []int64) float64 {
