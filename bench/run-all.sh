@@ -33,7 +33,7 @@ declare -A cmd=(
 	[chart]="go run ./bench/chart -rounds 5 -n 50"
 	[commit]="go test -run ^\$ -bench StateCommit10k -benchtime 50x -count 5 ./engine/"
 	[nflog]="go test -run ^\$ -bench NflogDurable -count 2 ./notifier/"
-	[history]="go run ./bench/history && go test -run ^\$ -bench StateCommit10k -benchtime 20x -count 3 ./engine/"
+	[history]="go test -run ^\$ -bench 'StateCommit10k|HistoryEvents10k' -benchtime 20x -count 3 ./engine/ && go run ./bench/history"
 )
 order=(embedded notifier e2e engine durable lint ruletest backtest ui chart commit nflog history startup)
 [ $# -gt 0 ] && order=("$@")

@@ -81,10 +81,14 @@ const (
 // did). Details holds what is particular to the type, as a JSON object.
 type Event struct {
 	// ID orders events recorded at the same time; set by the store.
-	ID          int64             `json:"id,omitempty"`
-	Time        time.Time         `json:"time"`
-	Type        string            `json:"type"`
-	Alertname   string            `json:"alertname,omitempty"`
+	ID        int64     `json:"id,omitempty"`
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	Alertname string    `json:"alertname,omitempty"`
+	// Fingerprint names the one alert the event is about, as Fingerprint
+	// writes it; the store derives it from the labels of an alert's state
+	// change. An event recorded with a fingerprint and no labels is read
+	// back with its alert's labels when the history knows them.
 	Fingerprint string            `json:"fingerprint,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	GroupKey    string            `json:"group_key,omitempty"`
@@ -115,12 +119,10 @@ func Details(v any) json.RawMessage {
 	return b
 }
 
-// normalize fills what an event can derive from its labels.
+// normalize fills the alert name an event can take from its labels. The
+// writer derives the fingerprint of an alert's state change from them.
 func (e *Event) normalize() {
 	if e.Alertname == "" && e.Labels != nil {
 		e.Alertname = e.Labels[model.AlertNameLabel]
-	}
-	if e.Fingerprint == "" && len(e.Labels) > 0 && (e.Type != TypeNotification && e.Type != TypeAck && e.Type != TypeSilence) {
-		e.Fingerprint = Fingerprint(e.Labels)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,109 +97,227 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if s == nil {
 		return Page{}, nil
 	}
-	limit := q.Limit
-	if limit <= 0 || limit > MaxLimit {
-		limit = MaxLimit
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	sel, err := s.selection(ctx, q)
+	if err != nil || sel == nil {
+		return Page{}, err
 	}
-	var (
-		where []string
-		args  []any
-	)
+	// With matchers, rows are read limit+1 at a time until enough match:
+	// each round goes on after the last row of the one before.
+	var page Page
+	for {
+		stmt, args := sel.statement()
+		evs, err := s.read(ctx, stmt, args, q.NoLabels && len(sel.rest) == 0)
+		if err != nil {
+			return Page{}, fmt.Errorf("history: %w", err)
+		}
+		for _, e := range evs {
+			if !matches(sel.rest, e.Labels) {
+				continue
+			}
+			if len(page.Events) == sel.limit {
+				last := page.Events[sel.limit-1]
+				page.Next = cursor{ms: last.Time.UnixMilli(), id: last.ID}.String()
+				return page, nil
+			}
+			e.Labels = maps.Clone(e.Labels)
+			page.Events = append(page.Events, e)
+		}
+		if len(evs) <= sel.limit {
+			return page, nil
+		}
+		last := evs[len(evs)-1]
+		sel.after = &cursor{ms: last.Time.UnixMilli(), id: last.ID}
+	}
+}
+
+// selection is what SQLite is asked for a query, and what is left to
+// check of each row.
+type selection struct {
+	where []string
+	args  []any
+	after *cursor // the events after it
+	limit int
+	rest  [][]*labels.Matcher // the matchers SQLite does not answer
+}
+
+// selection turns q into conditions on the indexed columns; nil when no
+// event can match (an alert or a group the file does not know).
+func (s *Store) selection(ctx context.Context, q Query) (*selection, error) {
+	sel := &selection{limit: q.Limit, rest: q.Matchers}
+	if sel.limit <= 0 || sel.limit > MaxLimit {
+		sel.limit = MaxLimit
+	}
 	alertname := q.Alertname
-	rest := q.Matchers
 	if len(q.Matchers) == 1 {
 		// One set: its alertname="x" is the index's.
-		rest = [][]*labels.Matcher{nil}
+		sel.rest = [][]*labels.Matcher{nil}
 		for _, m := range q.Matchers[0] {
 			if m.Name == labels.AlertName && m.Type == labels.MatchEqual && m.Value != "" && (alertname == "" || alertname == m.Value) {
 				alertname = m.Value
 				continue
 			}
-			rest[0] = append(rest[0], m)
+			sel.rest[0] = append(sel.rest[0], m)
 		}
-		if len(rest[0]) == 0 {
-			rest = nil
+		if len(sel.rest[0]) == 0 {
+			sel.rest = nil
 		}
-	}
-	if alertname != "" {
-		where, args = append(where, "alertname = ?"), append(args, alertname)
-	}
-	if q.Fingerprint != "" {
-		where, args = append(where, "fingerprint = ?"), append(args, q.Fingerprint)
-	}
-	if q.GroupKey != "" {
-		where, args = append(where, "group_key = ?"), append(args, q.GroupKey)
-	}
-	if len(q.Types) > 0 {
-		col := "type"
-		if alertname != "" || q.Fingerprint != "" || q.GroupKey != "" {
-			// +type: not the type index. The alert's or the group's
-			// events are far fewer than a type's, which SQLite cannot
-			// know without statistics.
-			col = "+type"
-		}
-		where = append(where, col+" IN (?"+strings.Repeat(", ?", len(q.Types)-1)+")")
-		for _, t := range q.Types {
-			args = append(args, t)
-		}
-	}
-	if !q.Start.IsZero() {
-		where, args = append(where, "time >= ?"), append(args, q.Start.UnixMilli())
-	}
-	if !q.End.IsZero() {
-		where, args = append(where, "time <= ?"), append(args, q.End.UnixMilli())
 	}
 	if q.Cursor != "" {
 		c, err := parseCursor(q.Cursor)
 		if err != nil {
-			return Page{}, err
+			return nil, err
 		}
+		sel.after = &c
+	}
+	if q.Fingerprint != "" {
+		// An alert's events are those of its name (whose index holds
+		// their alert) that are about it.
+		fp, err := strconv.ParseUint(q.Fingerprint, 16, 64)
+		if err != nil {
+			return nil, nil // no alert has it
+		}
+		var (
+			id   int64
+			name string
+		)
+		ok, err := s.row(ctx, "SELECT id, alertname FROM series WHERE fingerprint = ?", []any{int64(fp)}, &id, &name)
+		if err != nil || !ok || (alertname != "" && alertname != name) {
+			return nil, err
+		}
+		alertname = name
+		sel.where, sel.args = append(sel.where, "alert = ?"), append(sel.args, id)
+	}
+	if alertname != "" || q.Fingerprint != "" {
+		sel.where, sel.args = append(sel.where, "alertname = ?"), append(sel.args, alertname)
+	}
+	if q.GroupKey != "" {
+		var id int64
+		ok, err := s.row(ctx, "SELECT id FROM names WHERE name = ?", []any{q.GroupKey}, &id)
+		if err != nil || !ok {
+			return nil, err
+		}
+		sel.where, sel.args = append(sel.where, "grp = ?"), append(sel.args, id)
+	}
+	if len(q.Types) > 0 {
+		sel.where = append(sel.where, "type IN (?"+strings.Repeat(", ?", len(q.Types)-1)+")")
+		rare := true
+		for _, t := range q.Types {
+			sel.args = append(sel.args, t)
+			rare = rare && slices.Contains(rareTypeList, t)
+		}
+		if rare {
+			sel.where = append(sel.where, rareTypes) // their index
+		}
+	}
+	if !q.Start.IsZero() {
+		sel.where, sel.args = append(sel.where, "time >= ?"), append(sel.args, q.Start.UnixMilli())
+	}
+	if !q.End.IsZero() {
+		sel.where, sel.args = append(sel.where, "time <= ?"), append(sel.args, q.End.UnixMilli())
+	}
+	return sel, nil
+}
+
+// statement is the SELECT of the selection's next limit+1 events.
+func (sel *selection) statement() (string, []any) {
+	w, a := sel.where, sel.args
+	if sel.after != nil {
 		// time >= ? first: a range the time indexes answer (an OR alone
 		// would make SQLite scan from the start at every page).
-		where = append(where, "time >= ? AND (time > ? OR id > ?)")
-		args = append(args, c.ms, c.ms, c.id)
+		w = append(slices.Clip(w), "time >= ? AND (time > ? OR id > ?)")
+		a = append(slices.Clip(a), sel.after.ms, sel.after.ms, sel.after.id)
 	}
-	labelsCol := "labels"
-	if q.NoLabels && len(rest) == 0 {
-		labelsCol = "NULL"
+	stmt := "SELECT " + readColumns + " FROM events"
+	if len(w) > 0 {
+		stmt += " WHERE " + strings.Join(w, " AND ")
 	}
-	stmt := "SELECT id, time, type, alertname, fingerprint, " + labelsCol + ", group_key, receiver, integration, outcome, user, details FROM events"
-	if len(where) > 0 {
-		stmt += " WHERE " + strings.Join(where, " AND ")
-	}
-	stmt += " ORDER BY time, id"
-	if len(rest) == 0 {
-		// Every row is an answer: let SQLite stop.
-		stmt += " LIMIT " + strconv.Itoa(limit+1)
-	}
+	return stmt + " ORDER BY time, id LIMIT " + strconv.Itoa(sel.limit+1), a
+}
 
-	s.dbMu.RLock()
-	defer s.dbMu.RUnlock()
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+// row scans the one row a query answers into dest; false when there is
+// none.
+func (s *Store) row(ctx context.Context, query string, args []any, dest ...any) (bool, error) {
+	err := s.db.QueryRowContext(ctx, query, args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return Page{}, fmt.Errorf("history: %w", err)
+		return false, fmt.Errorf("history: %w", err)
 	}
-	defer rows.Close()
-	var page Page
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return Page{}, fmt.Errorf("history: %w", err)
+	return true, nil
+}
+
+// readColumns are what read scans.
+const readColumns = "id, time, type, alertname, alert, labels, grp, receiver, integration, outcome, user, details"
+
+// read runs a query of readColumns and returns its events with their
+// fingerprints, labels (unless noLabels) and group keys. The labels are
+// shared with other readers: copy them before handing them out.
+func (s *Store) read(ctx context.Context, query string, args []any, noLabels bool) ([]Event, error) {
+	type refs struct{ alert, labels, grp sql.NullInt64 }
+	var (
+		evs             []Event
+		rs              []refs
+		seriesIDs, gIDs []int64
+	)
+	err := eachRow(ctx, s.db, query, args, func(rows *sql.Rows) error {
+		var (
+			e                                               Event
+			r                                               refs
+			ms                                              int64
+			alertname, receiver, integration, outcome, user sql.NullString
+			details                                         sql.RawBytes
+		)
+		if err := rows.Scan(&e.ID, &ms, &e.Type, &alertname, &r.alert, &r.labels, &r.grp, &receiver, &integration, &outcome, &user, &details); err != nil {
+			return err
 		}
-		if !matches(rest, e.Labels) {
-			continue
+		e.Time = time.UnixMilli(ms).UTC()
+		e.Alertname, e.Receiver, e.Integration, e.Outcome, e.User = alertname.String, receiver.String, integration.String, outcome.String, user.String
+		if len(details) > 0 {
+			e.Details = json.RawMessage(slices.Clone(details))
 		}
-		if len(page.Events) == limit {
-			last := page.Events[limit-1]
-			page.Next = cursor{ms: last.Time.UnixMilli(), id: last.ID}.String()
-			break
+		for _, id := range []sql.NullInt64{r.alert, r.labels} {
+			if id.Valid {
+				seriesIDs = append(seriesIDs, id.Int64)
+			}
 		}
-		page.Events = append(page.Events, e)
+		if r.grp.Valid {
+			gIDs = append(gIDs, r.grp.Int64)
+		}
+		evs, rs = append(evs, e), append(rs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("history: %w", err)
+	series, groups, err := s.names.resolve(ctx, s.db, seriesIDs, gIDs)
+	if err != nil {
+		return nil, err
 	}
-	return page, nil
+	for i := range evs {
+		e, r := &evs[i], rs[i]
+		var ls map[string]string
+		if r.alert.Valid {
+			if si := series[r.alert.Int64]; si != nil {
+				e.Fingerprint, ls = si.fingerprint, si.labels
+			}
+		}
+		if r.labels.Valid {
+			ls = nil
+			if si := series[r.labels.Int64]; si != nil {
+				ls = si.labels
+			}
+		}
+		if !noLabels && len(ls) > 0 {
+			e.Labels = ls
+		}
+		if r.grp.Valid {
+			e.GroupKey = groups[r.grp.Int64]
+		}
+	}
+	return evs, nil
 }
 
 // matches tells whether ls matches every matcher of one of the sets (or
@@ -216,26 +336,4 @@ next:
 		return true
 	}
 	return false
-}
-
-func scanEvent(rows *sql.Rows) (Event, error) {
-	var (
-		e             Event
-		ms            int64
-		lbls, details sql.NullString
-	)
-	if err := rows.Scan(&e.ID, &ms, &e.Type, &e.Alertname, &e.Fingerprint, &lbls, &e.GroupKey, &e.Receiver,
-		&e.Integration, &e.Outcome, &e.User, &details); err != nil {
-		return Event{}, err
-	}
-	e.Time = time.UnixMilli(ms).UTC()
-	if lbls.Valid && lbls.String != "" {
-		if err := json.Unmarshal([]byte(lbls.String), &e.Labels); err != nil {
-			return Event{}, fmt.Errorf("event %d: labels: %w", e.ID, err)
-		}
-	}
-	if details.Valid && details.String != "" {
-		e.Details = json.RawMessage(details.String)
-	}
-	return e, nil
 }

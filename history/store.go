@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,30 +43,6 @@ const readPragmas = "&_pragma=cache_size(-16384)"
 // call. Not in paged run, where an I/O error under a map would be a
 // SIGBUS instead of an error the history logs and pages through.
 const mmapPragma = "&_pragma=mmap_size(1073741824)"
-
-// schemaVersion is PRAGMA user_version of a history file.
-const schemaVersion = 1
-
-const schema = `
-CREATE TABLE IF NOT EXISTS events (
-	id          INTEGER PRIMARY KEY,
-	time        INTEGER NOT NULL,
-	type        TEXT NOT NULL,
-	alertname   TEXT NOT NULL DEFAULT '',
-	fingerprint TEXT NOT NULL DEFAULT '',
-	labels      TEXT,
-	group_key   TEXT NOT NULL DEFAULT '',
-	receiver    TEXT NOT NULL DEFAULT '',
-	integration TEXT NOT NULL DEFAULT '',
-	outcome     TEXT NOT NULL DEFAULT '',
-	user        TEXT NOT NULL DEFAULT '',
-	details     TEXT
-);
-CREATE INDEX IF NOT EXISTS events_alertname_time ON events (alertname, time);
-CREATE INDEX IF NOT EXISTS events_fingerprint_time ON events (fingerprint, time);
-CREATE INDEX IF NOT EXISTS events_type_time ON events (type, time);
-CREATE INDEX IF NOT EXISTS events_time ON events (time);
-`
 
 // Options configure a Store. Open fills the defaults.
 type Options struct {
@@ -154,8 +131,11 @@ type Store struct {
 	metrics  *metrics
 	readOnly bool
 
-	dbMu sync.RWMutex // guards db against its replacement after a corruption
+	dbMu sync.RWMutex // guards db and w against their replacement after a corruption
 	db   *sql.DB
+	w    *writer // nil when read-only
+
+	names names // what readers know of the series and names
 
 	mu      sync.Mutex
 	queue   []Event
@@ -166,7 +146,11 @@ type Store struct {
 	stopped chan struct{}
 	close   sync.Once
 
-	// the writer's own
+	// writeMu makes the writer's connection, whose transactions are its
+	// BEGIN and COMMIT, one caller's at a time: commits and pruning.
+	writeMu sync.Mutex
+
+	// the writer's goroutine's own
 	lastPrune time.Time
 	failing   bool
 }
@@ -174,8 +158,9 @@ type Store struct {
 // Open opens (or creates) the history file and starts the goroutine that
 // commits events; Close stops it. A file that SQLite finds damaged is
 // moved aside (<file>.corrupt.<unix seconds>, its WAL beside it) and a
-// new one started. An error means there is no history at all (the
-// directory cannot be written, for one): the caller goes on without.
+// new one started; so is a file of the first schema (<file>.v1.<unix
+// seconds>, with a warning). An error means there is no history at all
+// (the directory cannot be written, for one): the caller goes on without.
 func Open(opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -192,14 +177,11 @@ func Open(opts Options) (*Store, error) {
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	db, err := openWritable(opts.Path)
-	if err != nil && isCorrupt(err) {
-		db, err = s.recover(err)
-	}
+	db, w, err := s.openFile(nil)
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", opts.Path, err)
 	}
-	s.db = db
+	s.db, s.w = db, w
 	s.metrics.size = s.fileSize
 	go s.run()
 	return s, nil
@@ -215,7 +197,14 @@ func OpenReadOnly(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
-	if err := db.Ping(); err != nil {
+	version, err := schemaOf(db)
+	if err == nil && version != schemaVersion {
+		err = fmt.Errorf("the file has schema version %d, this paged reads version %d", version, schemaVersion)
+		if version == 1 {
+			err = errors.New("the file has schema version 1, written by an earlier paged: paged run moves it aside and starts a new one; read it with the sqlite3 command")
+		}
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
@@ -229,8 +218,11 @@ func OpenReadOnly(path string) (*Store, error) {
 func openWritable(path string) (*sql.DB, error) {
 	// auto_vacuum must precede the first table: deleted events then give
 	// their pages back to the file system (incremental_vacuum in prune).
+	// temp_store(memory): the statement journal of an INSERT of many rows
+	// (writer) stays in memory instead of a temporary file written page
+	// by page.
 	dsn := "file:" + path + "?_pragma=auto_vacuum(incremental)&_pragma=busy_timeout(5000)" +
-		"&_pragma=journal_mode(wal)&_pragma=synchronous(normal)" + readPragmas + "&_txlock=immediate"
+		"&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_pragma=temp_store(memory)" + readPragmas + "&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -251,18 +243,55 @@ func initDB(db *sql.DB) error {
 	if check != "ok" {
 		return corruptError{check}
 	}
-	var version int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+	version, err := schemaOf(db)
+	switch {
+	case err != nil:
 		return err
-	}
-	if version > schemaVersion {
+	case version == 1:
+		return errSchemaV1
+	case version > schemaVersion:
 		return fmt.Errorf("history file has schema version %d, newer than this paged's %d", version, schemaVersion)
 	}
 	if _, err := db.Exec(schema); err != nil {
 		return err
 	}
-	_, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+	_, err = db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	return err
+}
+
+// openFile opens the history file for writing. A file found damaged,
+// now or by the error that made the caller reopen it (damaged: when it
+// is a corruption), is moved aside and a new one started; so is a file of
+// schema version 1, with a log line.
+func (s *Store) openFile(damaged error) (*sql.DB, *writer, error) {
+	var (
+		db  *sql.DB
+		err = damaged
+	)
+	if err == nil || !isCorrupt(err) {
+		db, err = openWritable(s.opts.Path)
+	}
+	if errors.Is(err, errSchemaV1) {
+		var moved string
+		if moved, err = moveAsideV1(s.opts.Path, s.opts.Now()); err != nil {
+			return nil, nil, fmt.Errorf("moving a history file of schema version 1 aside: %w", err)
+		}
+		s.logger.Warn("the history file was written by an earlier paged (schema version 1): it is moved aside, where the sqlite3 command reads it, and a new one started",
+			"file", s.opts.Path, "moved_to", moved)
+		db, err = openWritable(s.opts.Path)
+	}
+	if err != nil && isCorrupt(err) {
+		db, err = s.recover(err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := newWriter(db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, w, nil
 }
 
 // corruptError is what PRAGMA quick_check found.
@@ -314,6 +343,7 @@ func (s *Store) Record(events ...Event) {
 		return
 	}
 	s.mu.Lock()
+	s.queue = slices.Grow(s.queue, len(events))
 	for _, e := range events {
 		if e.Time.IsZero() {
 			e.Time = s.opts.Now()
@@ -375,6 +405,9 @@ func (s *Store) Close() error {
 	<-s.stopped
 	s.dbMu.Lock()
 	defer s.dbMu.Unlock()
+	if s.w != nil {
+		s.w.close()
+	}
 	return s.db.Close()
 }
 
@@ -415,8 +448,8 @@ func (s *Store) commitQueued() {
 		return
 	}
 	err := s.insert(batch)
-	if err != nil && isCorrupt(err) {
-		err = s.replaceDB(err)
+	if err != nil && (isCorrupt(err) || errors.Is(err, errNoWriter)) {
+		err = s.reopen(err)
 		if err == nil {
 			err = s.insert(batch)
 		}
@@ -448,53 +481,45 @@ func (s *Store) commitQueued() {
 	}
 }
 
-// replaceDB closes a database found damaged while paged ran, moves it
-// aside and opens a new one.
-func (s *Store) replaceDB(reason error) error {
+// reopen replaces the file's handle after an error that said the file
+// is damaged (it is moved aside) or that the last reopening failed.
+func (s *Store) reopen(reason error) error {
 	s.dbMu.Lock()
 	defer s.dbMu.Unlock()
+	if s.w != nil {
+		s.w.close()
+		s.w = nil
+	}
 	s.db.Close()
-	db, err := s.recover(reason)
+	db, w, err := s.openFile(reason)
 	if err != nil {
 		// Keep a handle that fails cleanly until the next try.
 		s.db, _ = sql.Open("sqlite", "file:"+s.opts.Path+"?mode=ro")
 		return err
 	}
-	s.db = db
+	s.db, s.w = db, w
+	s.names.reset()
 	return nil
 }
 
-const insertSQL = `INSERT INTO events (time, type, alertname, fingerprint, labels, group_key, receiver, integration, outcome, user, details)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
+// insert commits a batch; errNoWriter when the file could not be
+// opened again after a corruption.
 func (s *Store) insert(batch []Event) error {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	tx, err := s.db.Begin()
-	if err != nil {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.w == nil {
+		return errNoWriter
+	}
+	if err := s.w.insert(context.Background(), batch); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	st, err := tx.Prepare(insertSQL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, e := range batch {
-		var lbls, details any
-		if len(e.Labels) > 0 {
-			lbls = string(Details(e.Labels))
-		}
-		if len(e.Details) > 0 {
-			details = string(e.Details)
-		}
-		if _, err := st.Exec(e.Time.UnixMilli(), e.Type, e.Alertname, e.Fingerprint, lbls,
-			e.GroupKey, e.Receiver, e.Integration, e.Outcome, e.User, details); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	s.names.forget(s.w.filled)
+	return nil
 }
+
+var errNoWriter = errors.New("the history file could not be opened again")
 
 // fileSize is the size of the history file and its WAL.
 func (s *Store) fileSize() float64 {

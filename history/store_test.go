@@ -249,7 +249,7 @@ func TestSizeBound(t *testing.T) {
 	}
 	flush(t, s)
 	s.prune(t0.Add(n * time.Second))
-	used, err := usedBytes(s.db)
+	used, err := s.usedBytes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,9 @@ func TestReadOnlyBesideWriter(t *testing.T) {
 // queues more and waits to be killed.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("PAGED_HISTORY_CHILD"); path != "" {
-		s, err := Open(Options{Path: path, BatchInterval: time.Hour, PruneInterval: time.Hour})
+		// The clock of the events: with the machine's, retention would
+		// prune them at the first commit.
+		s, err := Open(Options{Path: path, BatchInterval: time.Hour, PruneInterval: time.Hour, Now: func() time.Time { return t0 }})
 		if err != nil {
 			fmt.Println("open:", err)
 			os.Exit(2)
@@ -474,45 +476,142 @@ func TestAutoVacuumSet(t *testing.T) {
 	}
 }
 
-// Scan reads a span in the order of recording, by type; CountTransitions
-// counts each alert's firings and resolutions with its labels; NoLabels
-// leaves the labels out of a query.
-func TestScanAndCountTransitions(t *testing.T) {
+// Each label set is written once, whatever the number of its events; an
+// event reads back its alert's fingerprint and labels, or its own labels
+// when they are not one alert's (a notification of several).
+func TestSeries(t *testing.T) {
 	s := open(t, Options{})
+	ls := map[string]string{"alertname": "KV", "instance": "a"}
+	fp := Fingerprint(ls)
+	other := Fingerprint(map[string]string{"alertname": "KV", "instance": "b"})
 	s.Record(
-		alert(TypeFiring, "A", "a", t0.Add(-2*time.Hour)), // before the span
-		alert(TypeFiring, "A", "a", t0),
-		alert(TypeResolved, "A", "a", t0.Add(time.Minute)),
-		alert(TypeFiring, "A", "a", t0.Add(2*time.Minute)),
-		Event{Time: t0.Add(3 * time.Minute), Type: TypeNotification, Labels: map[string]string{"alertname": "A"}, Receiver: "r", Outcome: OutcomeSent},
-		alert(TypeFiring, "B", "b", t0.Add(4*time.Minute)),
-		Event{Time: t0.Add(5 * time.Minute), Type: TypeAck, GroupKey: "g", User: "ana"},
-		alert(TypeFiring, "B", "b", t0.Add(3*time.Hour)), // after it
+		alert(TypePending, "KV", "a", t0),
+		alert(TypeFiring, "KV", "a", t0.Add(time.Second)),
+		Event{Time: t0.Add(2 * time.Second), Type: TypeNotification, Labels: ls, Fingerprint: fp, GroupKey: "g", Outcome: OutcomeSent},
+		Event{Time: t0.Add(3 * time.Second), Type: TypeNotification, Labels: map[string]string{"alertname": "KV"}, GroupKey: "g", Outcome: OutcomeSent},
+		Event{Time: t0.Add(4 * time.Second), Type: TypeStale, Fingerprint: fp},    // its fingerprint alone
+		Event{Time: t0.Add(5 * time.Second), Type: TypeStale, Fingerprint: other}, // not known yet
+		Event{Time: t0.Add(6 * time.Second), Type: TypeFiring, Fingerprint: "not hex", Labels: map[string]string{"alertname": "X"}},
 	)
 	flush(t, s)
-	var got []string
-	err := s.Scan(context.Background(), t0, t0.Add(time.Hour), []string{TypeNotification, TypeAck}, func(e *Event) error {
-		got = append(got, e.Type+":"+e.User+e.Receiver)
-		if e.Labels != nil {
-			t.Errorf("Scan gave labels %v", e.Labels)
+	var series int
+	if err := s.db.QueryRow("SELECT count(*) FROM series").Scan(&series); err != nil || series != 4 {
+		t.Errorf("%d series, want 4 (KV a, KV, KV b by its fingerprint, X): %v", series, err)
+	}
+	got := func() string {
+		var out []string
+		for _, e := range query(t, s, Query{}).Events {
+			out = append(out, fmt.Sprintf("%s:%s:%s:%s", e.Type, e.Alertname, e.Fingerprint, e.Labels["instance"]))
 		}
-		return nil
-	})
-	if err != nil || strings.Join(got, " ") != "notification:r ack:ana" {
-		t.Errorf("Scan: %v %v", got, err)
+		return strings.Join(out, " ")
 	}
-	ts, err := s.CountTransitions(context.Background(), t0, t0.Add(time.Hour))
-	if err != nil || len(ts) != 2 {
-		t.Fatalf("CountTransitions: %+v %v", ts, err)
+	want := "pending:KV:" + fp + ":a firing:KV:" + fp + ":a notification:KV:" + fp + ":a notification:KV:: stale:KV:" + fp + ":a stale::" + other + ": firing:X::"
+	if g := got(); g != want {
+		t.Errorf("events:\n%s\nwant\n%s", g, want)
 	}
-	for _, tr := range ts {
-		want := map[string][2]int{"A": {2, 1}, "B": {1, 0}}[tr.Alertname]
-		if [2]int{tr.Fired, tr.Resolved} != want || tr.Labels["instance"] == "" || tr.Fingerprint != Fingerprint(tr.Labels) {
-			t.Errorf("%+v, want fired and resolved %v with its labels", tr, want)
-		}
+	// The labels of an alert known by its fingerprint until now.
+	s.Record(alert(TypeFiring, "KV", "b", t0.Add(7*time.Second)))
+	flush(t, s)
+	want = strings.Replace(want, "stale::"+other+":", "stale:KV:"+other+":b", 1) + " firing:KV:" + other + ":b"
+	if g := got(); g != want {
+		t.Errorf("after the labels of %s:\n%s\nwant\n%s", other, g, want)
 	}
-	p := query(t, s, Query{Alertname: "A", NoLabels: true, Types: []string{TypeFiring}})
-	if len(p.Events) != 3 || p.Events[0].Labels != nil || p.Events[0].Fingerprint == "" {
+	if g := kinds(query(t, s, Query{Fingerprint: fp}).Events); g != "pending:KV firing:KV notification:KV stale:KV" {
+		t.Errorf("one alert's events: %q", g)
+	}
+	p := query(t, s, Query{Alertname: "KV", NoLabels: true, Types: []string{TypeFiring}})
+	if len(p.Events) != 2 || p.Events[0].Labels != nil || p.Events[0].Fingerprint != fp {
 		t.Errorf("NoLabels: %+v", p.Events)
+	}
+	// What a reader is given is its own.
+	p = query(t, s, Query{Fingerprint: fp, Limit: 1})
+	p.Events[0].Labels["instance"] = "changed"
+	if g := query(t, s, Query{Fingerprint: fp, Limit: 1}).Events[0].Labels["instance"]; g != "a" {
+		t.Errorf("a reader's change reached the store: %q", g)
+	}
+}
+
+// Series and names no event refers to any more are deleted with the
+// events; their ids are not given again.
+func TestSweep(t *testing.T) {
+	now := t0.Add(-time.Hour) // the writer's first prune deletes nothing
+	s := open(t, Options{Retention: time.Hour, Now: func() time.Time { return now }})
+	old := alert(TypeFiring, "Old", "a", t0.Add(-2*time.Hour))
+	s.Record(old,
+		notification("g-old", "oncall", "slack", OutcomeSent, t0.Add(-2*time.Hour), "", notifiedAlert{"00000000000000a1", "Old", "firing"}),
+		alert(TypeFiring, "New", "a", t0),
+		notification("g-new", "oncall", "slack", OutcomeSent, t0, "", notifiedAlert{"00000000000000a2", "New", "firing"}))
+	flush(t, s)
+	count := func(table string) int {
+		var n int
+		if err := s.db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	series, names := count("series"), count("names")
+	s.prune(t0)
+	if got := kinds(query(t, s, Query{}).Events); got != "firing:New notification:New" {
+		t.Fatalf("after retention: %q", got)
+	}
+	if got := count("series"); got != series-2 {
+		t.Errorf("%d series left of %d, want the 2 of Old gone", got, series)
+	}
+	if got := count("names"); got != names-2 {
+		t.Errorf("%d names left of %d, want g-old and Old's alert names gone", got, names)
+	}
+	if got := count("notices"); got != 1 {
+		t.Errorf("%d notices left, want New's", got)
+	}
+	s.Record(old)
+	flush(t, s)
+	var maxID, oldID int64
+	if err := s.db.QueryRow("SELECT max(id) FROM series").Scan(&maxID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.QueryRow("SELECT id FROM series WHERE alertname = 'Old'").Scan(&oldID); err != nil || oldID != maxID || oldID <= int64(series) {
+		t.Errorf("Old's series again: id %d (max %d, %d before), %v", oldID, maxID, series, err)
+	}
+	if got := kinds(query(t, s, Query{Alertname: "Old"}).Events); got != "firing:Old" {
+		t.Errorf("Old again: %q", got)
+	}
+}
+
+// After a restart the writer does not know which series the events in
+// the file refer to: it deletes none of them before every event written
+// before the restart is gone.
+func TestSweepAfterReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	clock := func() time.Time { return t0.Add(-3 * time.Hour) } // the writers' own pruning deletes nothing
+	s := open(t, Options{Path: path, Retention: time.Hour, Now: clock})
+	s.Record(alert(TypeFiring, "A", "a", t0.Add(-3*time.Hour)), alert(TypeFiring, "B", "b", t0.Add(-2*time.Hour)))
+	flush(t, s)
+	s.Close()
+	s = open(t, Options{Path: path, Retention: time.Hour, Now: clock})
+	s.Record(alert(TypeFiring, "C", "c", t0))
+	flush(t, s)
+	names := func() string {
+		rows, err := s.db.Query("SELECT alertname FROM series ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return strings.Join(out, " ")
+	}
+	s.prune(t0.Add(-90 * time.Minute)) // A's event goes, B's stays
+	if got := names(); got != "A B C" {
+		t.Errorf("series after A's event went: %q; A's may still be in use as far as the writer knows", got)
+	}
+	s.prune(t0) // B's goes too
+	if got := names(); got != "C" {
+		t.Errorf("series after B's event went: %q", got)
 	}
 }

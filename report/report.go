@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -28,15 +27,15 @@ type Source interface {
 	Query(ctx context.Context, q history.Query) (history.Page, error)
 }
 
-// Scanner is a Source that reads a whole span at once (a *history.Store):
-// Build uses it when a source has it.
+// Scanner is a Source that reads a whole span at once (a
+// *history.Store): Build uses it when a source has it. It reads what the
+// store keeps for the report (the alerts' firings counted from an index,
+// a history.Notice per notification and acknowledgement) instead of
+// every event, and gives the same numbers.
 type Scanner interface {
-	Scan(ctx context.Context, start, end time.Time, types []string, fn func(*history.Event) error) error
 	CountTransitions(ctx context.Context, start, end time.Time) ([]history.Transitions, error)
+	Notices(ctx context.Context, start, end time.Time, fn func(*history.Notice) error) error
 }
-
-// scanned are the types a Scanner reads out; the firings it counts.
-var scanned = []string{history.TypeNotification, history.TypeAck, history.TypeSilence}
 
 // Options say what to count. Build validates them and fills the
 // defaults.
@@ -118,7 +117,8 @@ type Report struct {
 	TimeZone     string    `json:"time_zone"`
 	WorkingHours string    `json:"working_hours"`
 	WorkingDays  []string  `json:"working_days"`
-	// Events is the number of events read.
+	// Events is the number of events counted: the alerts' firings and
+	// resolutions, notifications, acknowledgements and silences.
 	Events int `json:"events"`
 	// Pages is the number of pages (each counted once).
 	Pages int `json:"pages"`
@@ -231,36 +231,8 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 	b := newBuilder(opts)
 	for i, src := range sources {
 		b.source = i
-		if sc, ok := src.(Scanner); ok {
-			// The alerts' firings counted by SQLite; the notifications,
-			// acknowledgements and silences read one by one.
-			ts, err := sc.CountTransitions(ctx, opts.From, opts.To)
-			if err != nil {
-				return nil, fmt.Errorf("report: reading the history: %w", err)
-			}
-			for _, t := range ts {
-				b.addTransitions(t)
-			}
-			if err := sc.Scan(ctx, opts.From, opts.To, scanned, func(e *history.Event) error { b.add(e); return nil }); err != nil {
-				return nil, fmt.Errorf("report: reading the history: %w", err)
-			}
-			continue
-		}
-		// All types, in time order: the events of the other types are few,
-		// and a filter on types would make SQLite sort every page.
-		q := history.Query{Start: opts.From, End: opts.To, Limit: history.MaxLimit, NoLabels: true}
-		for {
-			p, err := src.Query(ctx, q)
-			if err != nil {
-				return nil, fmt.Errorf("report: reading the history: %w", err)
-			}
-			for i := range p.Events {
-				b.add(&p.Events[i])
-			}
-			if p.Next == "" {
-				break
-			}
-			q.Cursor = p.Next
+		if err := b.read(ctx, src); err != nil {
+			return nil, fmt.Errorf("report: reading the history: %w", err)
 		}
 	}
 	r := b.report()
@@ -283,14 +255,62 @@ func Build(ctx context.Context, opts Options, sources ...Source) (*Report, error
 	return r, nil
 }
 
+// read counts the events of one source.
+func (b *builder) read(ctx context.Context, src Source) error {
+	o := b.opts
+	q := history.Query{Start: o.From, End: o.To, Limit: history.MaxLimit, NoLabels: true}
+	if sc, ok := src.(Scanner); ok {
+		ts, err := sc.CountTransitions(ctx, o.From, o.To)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			b.addTransitions(t)
+		}
+		if err := sc.Notices(ctx, o.From, o.To, func(n *history.Notice) error { b.addNotice(n); return nil }); err != nil {
+			return err
+		}
+		// Only the silences are read as events: they are few.
+		q.Types = []string{history.TypeSilence}
+	}
+	// From a source without a store, every event of the span, in time
+	// order: the types the report counts are most of them.
+	for {
+		p, err := src.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		for i := range p.Events {
+			b.add(&p.Events[i])
+		}
+		if p.Next == "" {
+			return nil
+		}
+		q.Cursor = p.Next
+	}
+}
+
 // page is one delivery of a firing notification.
 type page struct {
 	at       time.Time
-	key      string // group, receiver, firing alerts
-	delivery string // source and integration
+	id       int64 // the event's, in its source
+	key      pageKey
+	delivery delivery
 	group    string
 	receiver string
 	alerts   []string // the alert names of its firing alerts, each once
+}
+
+// pageKey is what makes deliveries the same page.
+type pageKey struct {
+	group, receiver string
+	alerts          uint64 // history.Notice.Alerts
+}
+
+// delivery is who delivered a page: a source and its integration.
+type delivery struct {
+	source      int
+	integration string
 }
 
 type ack struct {
@@ -327,20 +347,6 @@ func newBuilder(opts Options) *builder {
 		silences: map[string]*silence{}, failures: map[[2]string]*FailureStats{}}
 }
 
-// notificationDetails is what the notifier writes in a notification's
-// details.
-type notificationDetails struct {
-	Firing int             `json:"firing"`
-	Error  string          `json:"error"`
-	Alerts []notifiedAlert `json:"alerts"`
-}
-
-type notifiedAlert struct {
-	Fingerprint string `json:"fingerprint"`
-	Alertname   string `json:"alertname"`
-	Status      string `json:"status"`
-}
-
 // silenceDetails is Alertmanager's event recorder's silence event.
 type silenceDetails struct {
 	Created *struct {
@@ -358,13 +364,11 @@ type silenceDetail struct {
 	CreatedBy string    `json:"createdBy"`
 }
 
+// add counts an event read as such: the firings and resolutions of
+// alerts, notifications, acknowledgements and silences, as the store
+// counts them.
 func (b *builder) add(e *history.Event) {
-	if e.Type != history.TypeFiring && e.Type != history.TypeResolved {
-		b.events++ // addTransitions counts those
-	}
 	switch e.Type {
-	case history.TypeNotification:
-		b.addNotification(e)
 	case history.TypeFiring, history.TypeResolved:
 		t := history.Transitions{Fingerprint: e.Fingerprint, Alertname: e.Alertname, Labels: e.Labels}
 		if e.Type == history.TypeFiring {
@@ -373,18 +377,15 @@ func (b *builder) add(e *history.Event) {
 			t.Resolved = 1
 		}
 		b.addTransitions(t)
-	case history.TypeAck:
-		if e.Outcome == history.OutcomeAcknowledged && e.GroupKey != "" {
-			b.acks = append(b.acks, ack{at: e.Time, group: e.GroupKey})
+	case history.TypeNotification, history.TypeAck:
+		if n, ok := history.NoticeOf(e); ok {
+			b.addNotice(&n)
 		}
 	case history.TypeSilence:
+		b.events++
 		b.addSilence(e)
 	}
 }
-
-// firingZero is how the notifier's details say a notification carried no
-// firing alert (json.Marshal of a map: compact, no leading zeros).
-var firingZero = [][]byte{[]byte(`"firing":0,`), []byte(`"firing":0}`)}
 
 // addTransitions counts an alert's firings and resolutions.
 func (b *builder) addTransitions(t history.Transitions) {
@@ -404,57 +405,30 @@ func (b *builder) addTransitions(t history.Transitions) {
 	b.events += t.Fired + t.Resolved
 }
 
-func (b *builder) addNotification(e *history.Event) {
-	var d notificationDetails
-	if e.Outcome == history.OutcomeSent && e.Fingerprint != "" && e.Alertname != "" {
-		// One alert, sent: its fingerprint and name are the event's, and
-		// whether it fired is all the details need say.
-		if bytes.Contains(e.Details, firingZero[0]) || bytes.Contains(e.Details, firingZero[1]) {
-			d.Firing = 0
-		} else {
-			d.Firing = 1
-			d.Alerts = []notifiedAlert{{Fingerprint: e.Fingerprint, Alertname: e.Alertname, Status: "firing"}}
-		}
-	} else {
-		_ = json.Unmarshal(e.Details, &d)
-	}
-	if e.Outcome == history.OutcomeFailed {
-		k := [2]string{e.Receiver, e.Integration}
+// addNotice counts a notification or an acknowledgement.
+func (b *builder) addNotice(n *history.Notice) {
+	b.events++
+	switch n.Kind {
+	case history.NoticeFailed:
+		k := [2]string{n.Receiver, n.Integration}
 		f := b.failures[k]
 		if f == nil {
-			f = &FailureStats{Receiver: e.Receiver, Integration: e.Integration}
+			f = &FailureStats{Receiver: n.Receiver, Integration: n.Integration}
 			b.failures[k] = f
 		}
 		f.Failures++
-		if !e.Time.Before(f.Last) {
-			f.Last, f.LastError = e.Time, d.Error
+		if !n.Time.Before(f.Last) {
+			f.Last, f.LastError = n.Time, n.Error
 		}
-		return
+	case history.NoticeResolved:
+		b.resolvedAt[n.GroupKey] = append(b.resolvedAt[n.GroupKey], n.Time)
+	case history.NoticeAck:
+		b.acks = append(b.acks, ack{at: n.Time, group: n.GroupKey})
+	case history.NoticePage:
+		b.pages = append(b.pages, page{at: n.Time, id: n.ID, group: n.GroupKey, receiver: n.Receiver, alerts: n.Alertnames,
+			key:      pageKey{group: n.GroupKey, receiver: n.Receiver, alerts: n.Alerts},
+			delivery: delivery{source: b.source, integration: n.Integration}})
 	}
-	if e.Outcome != history.OutcomeSent {
-		return
-	}
-	if d.Firing == 0 {
-		b.resolvedAt[e.GroupKey] = append(b.resolvedAt[e.GroupKey], e.Time)
-		return
-	}
-	p := page{at: e.Time, group: e.GroupKey, receiver: e.Receiver, delivery: fmt.Sprint(b.source, "/", e.Integration)}
-	var fps []string
-	for _, a := range d.Alerts {
-		if a.Status != "firing" {
-			continue
-		}
-		fps = append(fps, a.Fingerprint)
-		if !slices.Contains(p.alerts, a.Alertname) {
-			p.alerts = append(p.alerts, a.Alertname)
-		}
-	}
-	if len(p.alerts) == 0 && e.Alertname != "" {
-		p.alerts = []string{e.Alertname} // more alerts than the event lists: the common name
-	}
-	sort.Strings(fps)
-	p.key = e.GroupKey + "\x00" + e.Receiver + "\x00" + strings.Join(fps, ",")
-	b.pages = append(b.pages, p)
 }
 
 func (b *builder) addSilence(e *history.Event) {
@@ -496,19 +470,27 @@ func (b *builder) report() *Report {
 	// same receiver by another integration or another member within the
 	// window is the same page; the same integration of the same member
 	// delivering it again is a new one (the group fired again, or repeated).
-	slices.SortStableFunc(b.pages, func(x, y page) int { return x.at.Compare(y.at) })
+	// In the order they were delivered: by time, then source and id.
+	slices.SortFunc(b.pages, func(x, y page) int {
+		return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.delivery.source, y.delivery.source), cmp.Compare(x.id, y.id))
+	})
 	type current struct {
 		at         time.Time
-		deliveries map[string]bool
+		deliveries []delivery // few: the integrations of a receiver, on each member
 	}
-	last := map[string]*current{}
+	last := map[pageKey]*current{}
 	pages := b.pages[:0]
 	for _, p := range b.pages {
-		if c := last[p.key]; c != nil && p.at.Sub(c.at) <= o.DedupWindow && !c.deliveries[p.delivery] {
-			c.deliveries[p.delivery] = true
+		c := last[p.key]
+		if c != nil && p.at.Sub(c.at) <= o.DedupWindow && !slices.Contains(c.deliveries, p.delivery) {
+			c.deliveries = append(c.deliveries, p.delivery)
 			continue
 		}
-		last[p.key] = &current{at: p.at, deliveries: map[string]bool{p.delivery: true}}
+		if c == nil {
+			c = &current{}
+			last[p.key] = c
+		}
+		c.at, c.deliveries = p.at, append(c.deliveries[:0], p.delivery)
 		pages = append(pages, p)
 	}
 	alerts := map[string]*AlertStats{}

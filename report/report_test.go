@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +200,149 @@ func TestPagedAgainWithinTheWindow(t *testing.T) {
 	}
 	if r.Pages != 2 {
 		t.Errorf("%d pages, want 2 (the email is the second page's copy)", r.Pages)
+	}
+}
+
+// queryOnly hides a store's Scanner: Build reads its events one by one,
+// as from a running paged's API.
+type queryOnly struct{ s *history.Store }
+
+func (q queryOnly) Query(ctx context.Context, hq history.Query) (history.Page, error) {
+	return q.s.Query(ctx, hq)
+}
+
+// randomEvents are a few hours of what paged records, drawn at random:
+// alerts firing and resolving, pages of one or several alerts to several
+// integrations, resolutions, failures, acknowledgements and their ends,
+// silences, at times that often coincide to the millisecond.
+func randomEvents(rng *rand.Rand, n int) []history.Event {
+	names := []string{"Disk", "Queue", "KV", "Latency"}
+	type al struct {
+		name, fp string
+		labels   map[string]string
+	}
+	var alerts []al
+	for i := range 8 {
+		ls := map[string]string{"alertname": names[i%len(names)], "instance": fmt.Sprint("i", i)}
+		alerts = append(alerts, al{ls["alertname"], history.Fingerprint(ls), ls})
+	}
+	groups := []string{"g0", "g1", "g2", `{}:{alertname="Disk"}`}
+	// Times on a coarse grid, so that many coincide, and now and then at
+	// the bounds of the spans TestBuildBothWays asks for.
+	bounds := []time.Duration{-time.Hour, 7 * time.Hour, 90 * time.Minute, 4*time.Hour + 17*time.Second}
+	at := func() time.Time {
+		if rng.IntN(20) == 0 {
+			return t0.Add(bounds[rng.IntN(len(bounds))])
+		}
+		return t0.Add(time.Duration(rng.IntN(6*360)) * 10 * time.Second)
+	}
+	var evs []history.Event
+	for range n {
+		t := at()
+		switch k := rng.IntN(10); {
+		case k < 3:
+			a := alerts[rng.IntN(len(alerts))]
+			typ := []string{history.TypeFiring, history.TypeResolved, history.TypePending, history.TypeStale}[rng.IntN(4)]
+			evs = append(evs, history.Event{Time: t, Type: typ, Labels: a.labels})
+		case k < 7:
+			g, r, in := groups[rng.IntN(len(groups))], []string{"oncall", "storage"}[rng.IntN(2)], []string{"slack", "webhook", "email"}[rng.IntN(3)]
+			var list []map[string]string
+			firing := 0
+			for range 1 + rng.IntN(3) {
+				a := alerts[rng.IntN(len(alerts))]
+				status := []string{"firing", "firing", "resolved"}[rng.IntN(3)]
+				if status == "firing" {
+					firing++
+				}
+				list = append(list, map[string]string{"fingerprint": a.fp, "alertname": a.name, "status": status})
+			}
+			outcome := []string{history.OutcomeSent, history.OutcomeSent, history.OutcomeSent, history.OutcomeFailed, "retried"}[rng.IntN(5)]
+			d := map[string]any{"firing": firing, "resolved": len(list) - firing, "alerts": list}
+			if outcome == history.OutcomeFailed {
+				d["error"] = fmt.Sprint("status ", 500+rng.IntN(3))
+			}
+			e := history.Event{Time: t, Type: history.TypeNotification, GroupKey: g, Receiver: r, Integration: in, Outcome: outcome, Details: history.Details(d)}
+			if len(list) == 1 {
+				e.Fingerprint, e.Labels = list[0]["fingerprint"], map[string]string{"alertname": list[0]["alertname"]}
+			}
+			evs = append(evs, e)
+			for rng.IntN(3) == 0 { // the same page delivered again at once, by the same integration or another
+				e.Integration = []string{"slack", "webhook", "email"}[rng.IntN(3)]
+				evs = append(evs, e)
+			}
+		case k < 9:
+			outcome := []string{history.OutcomeAcknowledged, history.OutcomeAcknowledged, history.OutcomeEnded}[rng.IntN(3)]
+			g := groups[rng.IntN(len(groups))]
+			if rng.IntN(10) == 0 {
+				g = ""
+			}
+			evs = append(evs, history.Event{Time: t, Type: history.TypeAck, GroupKey: g, Outcome: outcome, User: "ana"})
+		default:
+			id := fmt.Sprint("s", rng.IntN(5))
+			kind, outcome := "silenceCreated", history.OutcomeCreated
+			if rng.IntN(3) == 0 {
+				kind, outcome = "silenceUpdated", []string{history.OutcomeExpired, history.OutcomeUpdated}[rng.IntN(2)]
+			}
+			body, _ := json.Marshal(map[string]any{kind: map[string]any{"silence": map[string]any{"id": id, "startsAt": t, "endsAt": t.Add(time.Duration(rng.IntN(120)) * time.Minute), "createdBy": "bo"}}})
+			evs = append(evs, history.Event{Time: t, Type: history.TypeSilence, Outcome: outcome, User: []string{"", "bo"}[rng.IntN(2)], Details: body})
+		}
+	}
+	return evs
+}
+
+// A store's report, read from what it keeps for the report (notices,
+// counts of its indexes), says exactly what the same report reads from
+// every event one by one: on random histories, of one paged and of an HA
+// pair that delivered some pages both, with other working hours, windows
+// and spans.
+func TestBuildBothWays(t *testing.T) {
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	var exercised [3]bool // pages and acknowledgements; failures and silences; flapping and working hours
+	defer func() {
+		if exercised != [3]bool{true, true, true} {
+			t.Errorf("the histories do not exercise every part of the report: %v", exercised)
+		}
+	}()
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		a := randomEvents(rng, 600)
+		// The other member: some of the same pages, a little later or at
+		// the same millisecond, and its own events.
+		var b []history.Event
+		for _, e := range a {
+			if e.Type == history.TypeNotification && rng.IntN(3) == 0 {
+				e.Time = e.Time.Add(time.Duration(rng.IntN(3)) * 20 * time.Second)
+				b = append(b, e)
+			}
+		}
+		b = append(b, randomEvents(rng, 200)...)
+		sa, sb := store(t, a...), store(t, b...)
+		for name, o := range map[string]Options{
+			"defaults":        {From: t0.Add(-time.Hour), To: t0.Add(7 * time.Hour)},
+			"tokyo, 10s":      {From: t0.Add(-time.Hour), To: t0.Add(7 * time.Hour), Location: tokyo, DedupWindow: 10 * time.Second, FlappingThreshold: 1},
+			"part of the day": {From: t0.Add(90 * time.Minute), To: t0.Add(4*time.Hour + 17*time.Second), WorkStart: 11 * time.Hour, WorkEnd: 13*time.Hour + 30*time.Minute},
+		} {
+			for sources, srcs := range map[string][2][]Source{
+				"one":  {{sa}, {queryOnly{sa}}},
+				"pair": {{sa, sb}, {queryOnly{sa}, queryOnly{sb}}},
+			} {
+				fast, err := Build(context.Background(), o, srcs[0]...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slow, err := Build(context.Background(), o, srcs[1]...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exercised[0] = exercised[0] || fast.Pages > fast.Acknowledgement.Acknowledged && fast.Acknowledgement.Acknowledged > 0
+				exercised[1] = exercised[1] || len(fast.Failures) > 0 && len(fast.Silences) > 0
+				exercised[2] = exercised[2] || len(fast.Flapping) > 0 && fast.PagesOutsideHours > 0
+				if !reflect.DeepEqual(fast, slow) {
+					fj, _ := json.MarshalIndent(fast, "", " ")
+					sj, _ := json.MarshalIndent(slow, "", " ")
+					t.Errorf("seed %d, %s, %s: from the store's notices:\n%s\nevent by event:\n%s", seed, name, sources, fj, sj)
+				}
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@
 //	go run ./bench/history                       (1,000,000 events, 7 rounds of each query)
 //	go run ./bench/history -events 200000 -rounds 3
 //	go run ./bench/history -keep /tmp/h           (keep the file, to open it with sqlite3)
+//	go run ./bench/history -now 2026-12-04T15:37:00Z -json r.json   (the same events and report, to compare builds)
 //
 // It writes the events through history.Store as paged does (batched
 // commits, WAL, no fsync per event), then times, one at a time:
@@ -16,18 +17,21 @@
 //   - the 7-day report (report.Build), what paged report --from -7d does
 //     against the storage directory;
 //   - the write of one evaluation in which 10,000 alerts change state (a
-//     storm: 10,000 events and their commit), CPU time (getrusage, the
-//     writer goroutine and the garbage collector included) and bytes
-//     added to the file and its WAL; an evaluation of 10,000 alerts that
-//     stay firing writes no event at all.
+//     storm: 10,000 events and their commit), and of one in which 100 and
+//     10 do: CPU time (getrusage, the writer goroutine and the garbage
+//     collector included) and bytes written (write system calls: the WAL,
+//     and the checkpoints that copy it into the file); an evaluation of
+//     10,000 alerts that stay firing writes no event at all.
 //
 // The durable alert state's cost for the same 10,000 alerts is measured
-// by the engine's BenchmarkStateCommit10k (see bench/RESULTS.md for the
-// command); the table puts the two side by side.
+// by the engine's BenchmarkStateCommit10k, and the engine's share of the
+// history's (turning transitions into events) by BenchmarkHistoryEvents10k
+// (see RESULTS.md for the commands); the table puts them side by side.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -36,8 +40,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,6 +57,9 @@ func main() {
 		events = flag.Int("events", 1_000_000, "events to write")
 		rounds = flag.Int("rounds", 7, "rounds of each query")
 		keep   = flag.String("keep", "", "write the history in this directory and keep it")
+		prof   = flag.String("cpuprofile", "", "write a CPU profile of each phase to this prefix: .write, .report, .storm")
+		at     = flag.String("now", "", "the end of the 7 days (RFC 3339; default now): the same time writes the same events")
+		out    = flag.String("json", "", "write the 7-day report to this file as JSON, to compare builds")
 	)
 	flag.Parse()
 	dir := *keep
@@ -63,6 +73,13 @@ func main() {
 	}
 	path := filepath.Join(dir, history.FileName)
 	now := time.Now().UTC().Truncate(time.Second)
+	if *at != "" {
+		t, err := time.Parse(time.RFC3339, *at)
+		if err != nil {
+			log.Fatal(err)
+		}
+		now = t.UTC()
+	}
 	from := now.Add(-7 * 24 * time.Hour)
 	s, err := history.Open(history.Options{Path: path, MaxBytes: 1 << 40, PruneInterval: 1000 * time.Hour})
 	if err != nil {
@@ -72,12 +89,14 @@ func main() {
 
 	fmt.Printf("# history: %d events over 7 days, %s, %d CPUs, %s\n\n", *events, runtime.Version(), runtime.NumCPU(), now.Format(time.RFC3339))
 	// Write.
+	stop := profile(*prof, "write")
 	cpu0, t0 := cpuTime(), time.Now()
 	fps, written := generate(s, *events, from, now)
 	if err := s.Flush(ctx); err != nil {
 		log.Fatal(err)
 	}
 	cpuW, wallW := cpuTime()-cpu0, time.Since(t0)
+	stop()
 	size := fileSize(path)
 	fmt.Printf("| what | figure |\n|---|---:|\n")
 	fmt.Printf("| events written | %d in %.1f s wall, %.1f s CPU: %.0f events/s, %.1f µs CPU per event |\n", written, wallW.Seconds(), cpuW.Seconds(),
@@ -138,6 +157,7 @@ func main() {
 	var reps []time.Duration
 	var cpus []time.Duration
 	var r *report.Report
+	stop = profile(*prof, "report")
 	for range *rounds {
 		c, t := cpuTime(), time.Now()
 		r, err = report.Build(ctx, report.Options{From: from, To: now}, ro)
@@ -146,36 +166,85 @@ func main() {
 		}
 		reps, cpus = append(reps, time.Since(t)), append(cpus, cpuTime()-c)
 	}
+	stop()
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := errors.Join(r.WriteJSON(f), f.Close()); err != nil {
+			log.Fatal(err)
+		}
+	}
 	fmt.Printf("| 7-day report (%d events read, %d pages, %d flapping) | median %s wall (range %s–%s), %s CPU |\n", r.Events, r.Pages, len(r.Flapping),
 		ms(median(reps)), ms(slices.Min(reps)), ms(slices.Max(reps)), ms(median(cpus)))
 
-	// A storm: 10,000 alerts change state in one evaluation.
-	var stormCPU []time.Duration
-	var stormBytes []int64
-	for i := range *rounds {
-		evs := make([]history.Event, 10_000)
-		at := now.Add(time.Duration(i) * time.Second)
-		for j := range evs {
-			evs[j] = history.Event{Time: at, Type: history.TypeFiring,
-				Labels:  map[string]string{"alertname": "Many", "server": fmt.Sprintf("s%05d", j), "model_name": "llama", "severity": "warning"},
-				Details: history.Details(map[string]any{"value": j%100 + 1, "active_at": at.Format(time.RFC3339Nano), "group": "many"})}
-		}
-		before := fileSize(path)
-		c := cpuTime()
-		s.Record(evs...)
-		if err := s.Flush(ctx); err != nil {
-			log.Fatal(err)
-		}
-		stormCPU = append(stormCPU, cpuTime()-c)
-		stormBytes = append(stormBytes, fileSize(path)-before)
+	// Evaluations in which alerts change state: a storm of 10,000, and
+	// the few of most evaluations that change anything.
+	stop = profile(*prof, "storm")
+	for _, n := range []int{10_000, 100, 10} {
+		cpu, written := evaluations(ctx, s, n, *rounds, now)
+		fmt.Printf("| one evaluation where %s alerts change state: %s events, one commit | median %s CPU (range %s–%s); %.0f KiB written (mean; median %.0f KiB) |\n",
+			thousands(n), thousands(n), ms(median(cpu)), ms(slices.Min(cpu)), ms(slices.Max(cpu)), mean(written)/1024, float64(median(written))/1024)
 	}
-	slices.Sort(stormBytes)
-	fmt.Printf("| one evaluation where 10,000 alerts change state: 10,000 events, one commit | median %s CPU (range %s–%s), %.0f KiB added to the file and WAL |\n",
-		ms(median(stormCPU)), ms(slices.Min(stormCPU)), ms(slices.Max(stormCPU)), float64(stormBytes[len(stormBytes)/2])/1024)
+	stop()
 	fmt.Printf("| one evaluation where 10,000 alerts stay firing | no event, no write |\n")
 	if err := s.Close(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// evaluations records rounds evaluations' events of n alerts changing
+// state (firing, then resolved, and so on), each committed as the engine
+// does before its notifications, and returns the CPU each took
+// (getrusage: the writer's goroutine and the garbage collector included)
+// and the bytes paged wrote for it (write system calls: the WAL, and the
+// checkpoints that copy it into the file when one falls in the round).
+func evaluations(ctx context.Context, s *history.Store, n, rounds int, now time.Time) ([]time.Duration, []int64) {
+	var (
+		cpu     []time.Duration
+		written []int64
+	)
+	for i := range rounds {
+		evs := make([]history.Event, n)
+		at := now.Add(time.Duration(i) * time.Second)
+		typ := history.TypeFiring
+		if i%2 == 1 {
+			typ = history.TypeResolved
+		}
+		for j := range evs {
+			evs[j] = history.Event{Time: at, Type: typ,
+				Labels:  map[string]string{"alertname": "Many", "server": fmt.Sprintf("s%05d", j), "model_name": "llama", "severity": "warning"},
+				Details: history.Details(map[string]any{"value": j%100 + 1, "active_at": at.Format(time.RFC3339Nano), "group": "many"})}
+		}
+		c, w := cpuTime(), bytesWritten()
+		s.Record(evs...)
+		if err := s.Flush(ctx); err != nil {
+			log.Fatal(err)
+		}
+		cpu, written = append(cpu, cpuTime()-c), append(written, bytesWritten()-w)
+	}
+	return cpu, written
+}
+
+// bytesWritten is what the process handed to write system calls
+// (/proc/self/io wchar).
+func bytesWritten() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				log.Fatal(err)
+			}
+			return n
+		}
+	}
+	log.Fatal("no wchar in /proc/self/io")
+	return 0
 }
 
 // generate writes about n events over [from, to): alert cycles of 2,000
@@ -249,6 +318,27 @@ func generate(s *history.Store, n int, from, to time.Time) (map[string]int, int)
 	return counts, written
 }
 
+// profile starts a CPU profile of one phase in prefix.phase; the function
+// it returns stops it. No prefix, no profile.
+func profile(prefix, phase string) func() {
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "." + phase)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -267,10 +357,27 @@ func fileSize(path string) int64 {
 	return n
 }
 
-func median(ds []time.Duration) time.Duration {
+func median[T time.Duration | int64](ds []T) T {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// thousands writes n with a comma between thousands, as the tables do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func mean(ns []int64) float64 {
+	var sum int64
+	for _, n := range ns {
+		sum += n
+	}
+	return float64(sum) / float64(len(ns))
 }
 
 func ms(d time.Duration) string {
