@@ -29,6 +29,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 )
 
 // Debian package that provides each binary, for the install hint.
@@ -340,9 +342,27 @@ func (s *SyncBuffer) String() string {
 
 // MetricSum reads baseURL/metrics and sums the samples of the named
 // counter or gauge over the label sets that have every given name/value
-// pair (none: all of them). It returns an error when the page cannot be
-// read or parsed.
+// pair (none: all of them). The name may carry equality matchers of its
+// own, as a selector does (`paged_alerts{state="firing"}`). It returns
+// an error when the name or the page cannot be parsed or read.
 func MetricSum(baseURL, name string, labelPairs ...string) (float64, error) {
+	if strings.Contains(name, "{") {
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(name)
+		if err != nil {
+			return 0, fmt.Errorf("metric %s: %w", name, err)
+		}
+		name = ""
+		for _, m := range ms {
+			switch {
+			case m.Type != labels.MatchEqual:
+				return 0, fmt.Errorf("metric %s: only = matchers are supported", m)
+			case m.Name == labels.MetricName:
+				name = m.Value
+			default:
+				labelPairs = append(labelPairs, m.Name, m.Value)
+			}
+		}
+	}
 	resp, err := http.Get(baseURL + "/metrics")
 	if err != nil {
 		return 0, err
