@@ -31,6 +31,7 @@ const (
 	DefaultBatchInterval = time.Second
 	DefaultQueueSize     = 1 << 16
 	DefaultPruneInterval = time.Minute
+	DefaultRetryInterval = 5 * time.Second
 )
 
 // readPragmas size each connection's page cache (16 MiB, not SQLite's
@@ -64,6 +65,11 @@ type Options struct {
 	// PruneInterval is how often retention and the size bound are
 	// applied. Default 1m.
 	PruneInterval time.Duration
+	// RetryInterval: after a failed commit (a full disk) the next is
+	// tried this long after, as the other state files are; meanwhile a
+	// Flush answers at once with the failure and the events wait in
+	// memory. Default 5s.
+	RetryInterval time.Duration
 	// Reporter receives a damaged file moved aside and write failures,
 	// as for the other state files. Nil: none.
 	Reporter *durable.Reporter
@@ -114,6 +120,9 @@ func (o *Options) setDefaults() {
 	if o.PruneInterval == 0 {
 		o.PruneInterval = DefaultPruneInterval
 	}
+	if o.RetryInterval == 0 {
+		o.RetryInterval = DefaultRetryInterval
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -153,6 +162,8 @@ type Store struct {
 	// the writer's goroutine's own
 	lastPrune time.Time
 	failing   bool
+	lastErr   error     // of the last commit, while failing
+	lastTry   time.Time // of the last commit, while failing (the machine's clock, not Now: a pace)
 }
 
 // Open opens (or creates) the history file and starts the goroutine that
@@ -422,6 +433,7 @@ func (s *Store) run() {
 		case <-s.wake:
 		case <-t.C:
 		case <-s.done:
+			s.lastTry = time.Time{} // a last try, failing or not
 			s.commitQueued()
 			return
 		}
@@ -437,6 +449,19 @@ func (s *Store) run() {
 // waiters. On failure the events go back to the front of the queue (the
 // queue's bound still holds) and are tried again.
 func (s *Store) commitQueued() {
+	if s.failing && time.Since(s.lastTry) < s.opts.RetryInterval {
+		// Not yet time to try again: whoever waits for a commit hears
+		// of the failure now, not at the next try (the engine would
+		// hold every evaluation's notifications that long).
+		s.mu.Lock()
+		waiters := s.waiters
+		s.waiters = nil
+		s.mu.Unlock()
+		for _, w := range waiters {
+			w <- s.lastErr
+		}
+		return
+	}
 	s.mu.Lock()
 	batch, waiters := s.queue, s.waiters
 	s.queue, s.waiters = nil, nil
@@ -460,7 +485,7 @@ func (s *Store) commitQueued() {
 		if !s.failing {
 			s.logger.Error("writing the history failed; events are kept in memory and the write retried", "file", s.opts.Path, "err", err)
 		}
-		s.failing = true
+		s.failing, s.lastErr, s.lastTry = true, err, time.Now()
 		s.mu.Lock()
 		s.queue = append(batch, s.queue...)
 		if over := len(s.queue) - s.opts.QueueSize; over > 0 {
@@ -471,7 +496,7 @@ func (s *Store) commitQueued() {
 	} else {
 		if s.failing {
 			s.opts.Reporter.WriteRecovered(s.opts.Path)
-			s.failing = false
+			s.failing, s.lastErr = false, nil
 		}
 		s.metrics.commits.Inc()
 		s.metrics.events.Add(float64(len(batch)))

@@ -331,11 +331,13 @@ func TestDamagedFileMovedAside(t *testing.T) {
 	}
 }
 
-// A write that fails keeps the events and writes them once it can.
+// A write that fails keeps the events and writes them once it can, trying
+// again every RetryInterval; meanwhile a Flush hears of the failure at
+// once.
 func TestWriteFailureRetried(t *testing.T) {
 	dir := t.TempDir()
 	rep := durable.NewReporter(dir, nil, nil)
-	s := open(t, Options{Path: filepath.Join(dir, FileName), Reporter: rep})
+	s := open(t, Options{Path: filepath.Join(dir, FileName), Reporter: rep, RetryInterval: 2 * time.Second})
 	if _, err := s.db.Exec("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'disk says no'); END"); err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +351,17 @@ func TestWriteFailureRetried(t *testing.T) {
 	if _, err := s.db.Exec("DROP TRIGGER refuse"); err != nil {
 		t.Fatal(err)
 	}
-	flush(t, s)
+	// Within the interval: not tried again, the failure answered.
+	if err := s.Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "disk says no") {
+		t.Fatalf("flush within the retry interval: err = %v, want the last failure", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.Flush(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the write was not tried again")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if got := kinds(query(t, s, Query{}).Events); got != "firing:A" {
 		t.Errorf("after the retry: %q", got)
 	}
