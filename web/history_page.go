@@ -30,8 +30,11 @@ import (
 
 const (
 	historyPageDefaultRange = 24 * time.Hour
-	historyPageMaxRange     = 32 * 24 * time.Hour
-	historyPageMaxGroups    = 20 // groups whose acknowledgements an alert's timeline reads
+	// historyPageMinPad is the least time the default timeline shows
+	// before its first event.
+	historyPageMinPad    = 5 * time.Minute
+	historyPageMaxRange  = 32 * 24 * time.Hour
+	historyPageMaxGroups = 20 // groups whose acknowledgements an alert's timeline reads
 )
 
 var fingerprintRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -230,6 +233,15 @@ func (h *Handler) historyTimeline(ctx context.Context, req *historyPageRequest, 
 	}
 	slices.SortStableFunc(evs, func(a, b history.Event) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID)) })
 	evs = slices.CompactFunc(evs, func(a, b history.Event) bool { return a.ID == b.ID && a.ID != 0 })
+	if req.RangeInput == "" && req.EndInput == "" && len(evs) > 0 {
+		// No range asked for: the timeline starts a little before the
+		// first event of the default day, so that an alert of the last
+		// minutes is drawn as bands, not as a line at the right edge.
+		first := evs[0].Time
+		if from := first.Add(-max(historyPageMinPad, req.To.Sub(first)/10)); from.After(req.From) {
+			req.From, v.From = from, from
+		}
+	}
 	for g := range groups {
 		v.Groups = append(v.Groups, historyGroupLink{Key: g, Href: "history?group=" + url.QueryEscape(g) + rangeParams(req)})
 	}
@@ -316,7 +328,11 @@ func layoutTimeline(evs []history.Event, req *historyPageRequest, v *historyView
 	}
 	for i := 0; i <= 4; i++ {
 		t := req.From.Add(span * time.Duration(i) / 4)
-		v.Ticks = append(v.Ticks, historyTick{Style: template.CSS(fmt.Sprintf("left:%.2f%%", pos(t))), Label: t.UTC().Format("01-02 15:04")})
+		style := fmt.Sprintf("left:%.2f%%", pos(t))
+		if i == 4 {
+			style += ";transform:translateX(-100%)" // the last label ends at the edge, not past it
+		}
+		v.Ticks = append(v.Ticks, historyTick{Style: template.CSS(style), Label: t.UTC().Format("01-02 15:04")})
 	}
 	type open struct {
 		state string

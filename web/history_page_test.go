@@ -135,3 +135,37 @@ func FuzzHistoryPage(f *testing.F) {
 		}
 	})
 }
+
+// Without a range, the timeline begins a little before the alert's first
+// event of the day: an alert of the last minutes fills it, instead of
+// being a line at the right edge of a 24-hour axis.
+func TestHistoryPageDefaultRangeFitsTheEvents(t *testing.T) {
+	h, store := historyHandler(t)
+	now := time.Now().UTC()
+	a := map[string]string{"alertname": "Recent", "instance": "a"}
+	store.Record(
+		history.Event{Time: now.Add(-3 * time.Minute), Type: history.TypePending, Labels: a},
+		history.Event{Time: now.Add(-2 * time.Minute), Type: history.TypeFiring, Labels: a},
+	)
+	if err := store.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]time.Duration{
+		"/history?alertname=Recent":          8 * time.Minute, // 3 minutes of events and the 5-minute margin
+		"/history?alertname=Recent&range=1d": 24 * time.Hour,  // asked for: kept
+	} {
+		code, body := getPage(t, h, target)
+		if code != 200 {
+			t.Fatalf("%s: %d\n%s", target, code, body)
+		}
+		m := regexp.MustCompile(`(\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ) to (\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ)`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("%s: no span shown", target)
+		}
+		from, _ := time.Parse("2006-01-02 15:04:05Z", m[1])
+		to, _ := time.Parse("2006-01-02 15:04:05Z", m[2])
+		if got := to.Sub(from); got < want-time.Minute || got > want+time.Minute {
+			t.Errorf("%s: the timeline spans %v (%s), want about %v", target, got, m[0], want)
+		}
+	}
+}
