@@ -56,7 +56,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintln(tw, "  Alert\tFired\tResolved\tLabels")
 		for _, f := range r.Flapping {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", f.Alertname, f.Fired, f.Resolved, labelText(f.Labels))
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", f.Alertname, f.Fired, f.Resolved, LabelText(f.Labels))
 		}
 	}
 
@@ -93,7 +93,9 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }
 
-func labelText(ls map[string]string) string {
+// LabelText is a label set as the terminal shows it: name=value pairs
+// sorted by name, alertname left out (it is shown beside them).
+func LabelText(ls map[string]string) string {
 	keys := make([]string, 0, len(ls))
 	for k := range ls {
 		if k != "alertname" {
@@ -120,7 +122,7 @@ func oneLine(s string, n int) string {
 var htmlFS embed.FS
 
 var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
-	"labels": labelText,
+	"labels": LabelText,
 	"pct": func(n, of int) int {
 		if of == 0 {
 			return 0

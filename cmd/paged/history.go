@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/pagedhq/paged/history"
+	"github.com/pagedhq/paged/report"
 )
 
 type historyCmd struct {
@@ -51,22 +51,7 @@ func (c *historyCmd) Run(e *env) error {
 	fmt.Fprintln(w, "Time\tType\tAlertname\tOutcome\tReceiver\tUser\tLabels")
 	for _, ev := range evs {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.Time.Local().Format("2006-01-02 15:04:05 MST"), ev.Type, ev.Alertname,
-			ev.Outcome, strings.Trim(ev.Receiver+"/"+ev.Integration, "/"), ev.User, formatLabels(ev.Labels))
+			ev.Outcome, strings.Trim(ev.Receiver+"/"+ev.Integration, "/"), ev.User, report.LabelText(ev.Labels))
 	}
 	return w.Flush()
-}
-
-func formatLabels(ls map[string]string) string {
-	keys := make([]string, 0, len(ls))
-	for k := range ls {
-		if k != "alertname" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + ls[k]
-	}
-	return strings.Join(parts, " ")
 }
